@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DST configfs: /sys/kernel/config/dst/{exports,remotes}/<name>/.
+ *
+ * mkdir creates a node, rmdir removes it (disabling it first), and each
+ * attribute is one parse-and-call into core.c, which owns the rules: the
+ * ranges, the refusal of changes while enabled, the log line that says
+ * why.  Nothing here keeps state of its own.
+ */
+#include <linux/configfs.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "dst.h"
+
+static inline struct dst_node *to_dst_node(struct config_item *item)
+{
+	return container_of(to_config_group(item), struct dst_node, group);
+}
+
+/*
+ * A plain numeric parameter: show prints it, store parses a signed
+ * integer and hands it to core.c, which checks range and state.
+ */
+#define DST_PARAM_ATTR(_name, _param)					\
+static ssize_t dsta_##_name##_show(struct config_item *item,	\
+				       char *page)			\
+{									\
+	return sysfs_emit(page, "%lld\n",				\
+			  dst_node_get_param(to_dst_node(item), _param)); \
+}									\
+static ssize_t dsta_##_name##_store(struct config_item *item,	\
+					const char *page, size_t count)	\
+{									\
+	s64 val;							\
+	int err = kstrtoll(page, 0, &val);				\
+									\
+	if (!err)							\
+		err = dst_node_set_param(to_dst_node(item), _param, val); \
+	return err ? err : count;					\
+}									\
+CONFIGFS_ATTR(dsta_, _name)
+
+DST_PARAM_ATTR(read_only, DST_P_READ_ONLY);
+DST_PARAM_ATTR(max_pages, DST_P_MAX_PAGES);
+DST_PARAM_ATTR(connections, DST_P_CONNECTIONS);
+DST_PARAM_ATTR(queue_depth, DST_P_QUEUE_DEPTH);
+DST_PARAM_ATTR(trans_scan_timeout, DST_P_TRANS_SCAN_TIMEOUT);
+DST_PARAM_ATTR(trans_max_retries, DST_P_TRANS_MAX_RETRIES);
+DST_PARAM_ATTR(keepalive_ms, DST_P_KEEPALIVE_MS);
+DST_PARAM_ATTR(reconnect_delay_ms, DST_P_RECONNECT_DELAY_MS);
+DST_PARAM_ATTR(fail_timeout_s, DST_P_FAIL_TIMEOUT_S);
+
+/* size reads back the effective size once the node runs. */
+static ssize_t dsta_size_show(struct config_item *item, char *page)
+{
+	return dst_node_show_size(to_dst_node(item), page);
+}
+
+static ssize_t dsta_size_store(struct config_item *item,
+				   const char *page, size_t count)
+{
+	u64 val;
+	int err = kstrtou64(page, 0, &val);
+
+	if (!err)
+		err = val > S64_MAX ? -EINVAL :
+		      dst_node_set_param(to_dst_node(item), DST_P_SIZE, val);
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_, size);
+
+/* Copy a configfs write into a NUL-terminated string without the newline. */
+static int dst_copy_str(char *dst, size_t size, const char *page, size_t count)
+{
+	if (count >= size)
+		return -EINVAL;
+	memcpy(dst, page, count);
+	dst[count] = '\0';
+	strim(dst);
+	return 0;
+}
+
+static ssize_t dsta_addr_show(struct config_item *item, char *page)
+{
+	return dst_node_show_addr(to_dst_node(item), page);
+}
+
+static ssize_t dsta_addr_store(struct config_item *item,
+				   const char *page, size_t count)
+{
+	char buf[128];
+	int err = dst_copy_str(buf, sizeof(buf), page, count);
+
+	if (!err)
+		err = dst_node_set_addr(to_dst_node(item), buf);
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_, addr);
+
+static ssize_t dsta_device_show(struct config_item *item, char *page)
+{
+	return dst_node_show_local(to_dst_node(item), page);
+}
+
+static ssize_t dsta_device_store(struct config_item *item,
+				     const char *page, size_t count)
+{
+	char *buf;
+	int err;
+
+	buf = kmalloc(DST_PATHLEN, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	err = dst_copy_str(buf, DST_PATHLEN, page, count);
+	if (!err)
+		err = dst_node_set_device(to_dst_node(item), buf);
+	kfree(buf);
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_, device);
+
+/* A remote's device is what the kernel made of it: read-only. */
+static ssize_t dsta_remote_device_show(struct config_item *item,
+					   char *page)
+{
+	return dst_node_show_device(to_dst_node(item), page);
+}
+CONFIGFS_ATTR_RO(dsta_remote_, device);
+
+static ssize_t dsta_export_show(struct config_item *item, char *page)
+{
+	struct dst_node *node = to_dst_node(item);
+	ssize_t ret;
+
+	mutex_lock(&node->lock);
+	ret = sysfs_emit(page, "%s\n", node->cfg.export);
+	mutex_unlock(&node->lock);
+	return ret;
+}
+
+static ssize_t dsta_export_store(struct config_item *item,
+				     const char *page, size_t count)
+{
+	char buf[DST_NAMELEN];
+	int err = dst_copy_str(buf, sizeof(buf), page, count);
+
+	if (!err)
+		err = dst_node_set_export(to_dst_node(item), buf);
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_, export);
+
+static ssize_t dsta_enable_show(struct config_item *item, char *page)
+{
+	return sysfs_emit(page, "%d\n", READ_ONCE(to_dst_node(item)->enabled));
+}
+
+static ssize_t dsta_enable_store(struct config_item *item,
+				     const char *page, size_t count)
+{
+	bool on;
+	int err = kstrtobool(page, &on);
+
+	if (!err)
+		err = dst_node_enable(to_dst_node(item), on);
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_, enable);
+
+static ssize_t dsta_state_show(struct config_item *item, char *page)
+{
+	return dst_node_show_state(to_dst_node(item), page);
+}
+CONFIGFS_ATTR_RO(dsta_, state);
+
+static struct configfs_attribute *dst_export_attrs[] = {
+	&dsta_attr_device,
+	&dsta_attr_addr,
+	&dsta_attr_size,
+	&dsta_attr_read_only,
+	&dsta_attr_enable,
+	&dsta_attr_state,
+	NULL,
+};
+
+static struct configfs_attribute *dst_remote_attrs[] = {
+	&dsta_attr_addr,
+	&dsta_attr_export,
+	&dsta_attr_size,
+	&dsta_attr_max_pages,
+	&dsta_attr_connections,
+	&dsta_attr_queue_depth,
+	&dsta_attr_trans_scan_timeout,
+	&dsta_attr_trans_max_retries,
+	&dsta_attr_keepalive_ms,
+	&dsta_attr_reconnect_delay_ms,
+	&dsta_attr_fail_timeout_s,
+	&dsta_attr_read_only,
+	&dsta_attr_enable,
+	&dsta_attr_state,
+	&dsta_remote_attr_device,
+	NULL,
+};
+
+/* The last configfs reference is gone: drop the creator's node reference. */
+static void dst_node_item_release(struct config_item *item)
+{
+	dst_node_put(to_dst_node(item));
+}
+
+static struct configfs_item_operations dst_node_item_ops = {
+	.release	= dst_node_item_release,
+};
+
+static const struct config_item_type dst_export_type = {
+	.ct_item_ops	= &dst_node_item_ops,
+	.ct_attrs	= dst_export_attrs,
+	.ct_owner	= THIS_MODULE,
+};
+
+static const struct config_item_type dst_remote_type = {
+	.ct_item_ops	= &dst_node_item_ops,
+	.ct_attrs	= dst_remote_attrs,
+	.ct_owner	= THIS_MODULE,
+};
+
+static struct config_group *dst_make_node(const char *name, enum dst_role role,
+					  const struct config_item_type *type)
+{
+	struct dst_node *node = dst_node_create(name, role);
+
+	if (IS_ERR(node))
+		return ERR_CAST(node);
+	config_group_init_type_name(&node->group, name, type);
+	return &node->group;
+}
+
+static struct config_group *dst_exports_make_group(struct config_group *group,
+						   const char *name)
+{
+	return dst_make_node(name, DST_ROLE_EXPORT, &dst_export_type);
+}
+
+static struct config_group *dst_remotes_make_group(struct config_group *group,
+						   const char *name)
+{
+	return dst_make_node(name, DST_ROLE_REMOTE, &dst_remote_type);
+}
+
+/* rmdir: disable (see dst_node_remove) and unregister, then let go. */
+static void dst_drop_node(struct config_group *group, struct config_item *item)
+{
+	dst_node_remove(to_dst_node(item));
+	config_item_put(item);
+}
+
+static struct configfs_group_operations dst_exports_group_ops = {
+	.make_group	= dst_exports_make_group,
+	.drop_item	= dst_drop_node,
+};
+
+static struct configfs_group_operations dst_remotes_group_ops = {
+	.make_group	= dst_remotes_make_group,
+	.drop_item	= dst_drop_node,
+};
+
+static const struct config_item_type dst_exports_type = {
+	.ct_group_ops	= &dst_exports_group_ops,
+	.ct_owner	= THIS_MODULE,
+};
+
+static const struct config_item_type dst_remotes_type = {
+	.ct_group_ops	= &dst_remotes_group_ops,
+	.ct_owner	= THIS_MODULE,
+};
+
+static const struct config_item_type dst_root_type = {
+	.ct_owner	= THIS_MODULE,
+};
+
+static struct config_group dst_exports_group;
+static struct config_group dst_remotes_group;
+
+static struct configfs_subsystem dst_subsys = {
+	.su_group = {
+		.cg_item = {
+			.ci_namebuf	= "dst",
+			.ci_type	= &dst_root_type,
+		},
+	},
+};
+
+int dst_configfs_init(void)
+{
+	config_group_init(&dst_subsys.su_group);
+	mutex_init(&dst_subsys.su_mutex);
+
+	config_group_init_type_name(&dst_exports_group, "exports",
+				    &dst_exports_type);
+	configfs_add_default_group(&dst_exports_group, &dst_subsys.su_group);
+	config_group_init_type_name(&dst_remotes_group, "remotes",
+				    &dst_remotes_type);
+	configfs_add_default_group(&dst_remotes_group, &dst_subsys.su_group);
+
+	return configfs_register_subsystem(&dst_subsys);
+}
+
+void dst_configfs_exit(void)
+{
+	configfs_unregister_subsystem(&dst_subsys);
+}

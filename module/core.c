@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DST core: module init and exit, the node registry, node lifetime and the
+ * node operations every control interface calls.
+ *
+ * configfs, the connector and sysfs only parse what userspace gave them and
+ * call the functions below, so a rule (a range, a refusal while enabled)
+ * exists in exactly one place whichever door the administrator used.
+ *
+ * Lifetime: a node is one allocation whose reference count is that of its
+ * embedded struct device.  The creator (a configfs mkdir) owns the first
+ * reference; the block device's open and the data path take more.  The
+ * memory goes when the last one is put, from the device release callback.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blkdev.h>
+#include <linux/ctype.h>
+#include <linux/if.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <net/net_namespace.h>
+
+#include "dst.h"
+
+#define DST_VERSION "0.1"
+
+int dst_major;
+
+/* The registry: every node, export or remote; names are unique across both. */
+static LIST_HEAD(dst_nodes);
+static DEFINE_MUTEX(dst_nodes_lock);
+
+#define DST_R_BOTH	(BIT(DST_ROLE_EXPORT) | BIT(DST_ROLE_REMOTE))
+#define DST_R_REMOTE	BIT(DST_ROLE_REMOTE)
+
+/*
+ * Numeric parameters: name, range, default and which roles have them.
+ * The configfs attributes and the connector both come through here.
+ */
+static const struct dst_param_desc {
+	const char *name;
+	s64 min, max, def;
+	unsigned int roles;
+} dst_params[DST_P_NR] = {
+	[DST_P_SIZE]		   = { "size", 0, S64_MAX, 0, DST_R_BOTH },
+	[DST_P_READ_ONLY]	   = { "read_only", 0, 1, 0, DST_R_BOTH },
+	[DST_P_MAX_PAGES]	   = { "max_pages", 1, 1024, 256, DST_R_REMOTE },
+	[DST_P_CONNECTIONS]	   = { "connections", 1, 16, 1, DST_R_REMOTE },
+	[DST_P_QUEUE_DEPTH]	   = { "queue_depth", 1, 1024, 128, DST_R_REMOTE },
+	[DST_P_TRANS_SCAN_TIMEOUT] = { "trans_scan_timeout", 100, 600000, 30000,
+				       DST_R_REMOTE },
+	[DST_P_TRANS_MAX_RETRIES]  = { "trans_max_retries", 0, 1000, 5,
+				       DST_R_REMOTE },
+	[DST_P_KEEPALIVE_MS]	   = { "keepalive_ms", 0, 600000, 5000,
+				       DST_R_REMOTE },
+	[DST_P_RECONNECT_DELAY_MS] = { "reconnect_delay_ms", 10, 60000, 500,
+				       DST_R_REMOTE },
+	[DST_P_FAIL_TIMEOUT_S]	   = { "fail_timeout_s", -1, 86400, 30,
+				       DST_R_REMOTE },
+};
+
+const char *dst_role_name(enum dst_role role)
+{
+	return role == DST_ROLE_EXPORT ? "export" : "remote";
+}
+
+static const char *const dst_state_names[] = {
+	[DST_STATE_DISABLED]	= "disabled",
+	[DST_STATE_STARTING]	= "starting",
+	[DST_STATE_RUNNING]	= "running",
+	[DST_STATE_STOPPING]	= "stopping",
+};
+
+bool dst_param_applies(enum dst_param p, enum dst_role role)
+{
+	return p < DST_P_NR && (dst_params[p].roles & BIT(role));
+}
+
+/* Names become device and directory names: keep them plain. */
+static int dst_check_name(const char *name)
+{
+	size_t len = strnlen(name, DST_NAMELEN);
+	size_t i;
+
+	if (len == 0 || len >= DST_NAMELEN)
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		if (!isalnum(name[i]) && !strchr("._-", name[i]))
+			return -EINVAL;
+	return name[0] == '.' ? -EINVAL : 0;
+}
+
+static struct dst_node *dst_find_locked(const char *name)
+{
+	struct dst_node *node;
+
+	lockdep_assert_held(&dst_nodes_lock);
+	list_for_each_entry(node, &dst_nodes, entry)
+		if (!strcmp(node->name, name))
+			return node;
+	return NULL;
+}
+
+static void dst_node_release(struct device *dev)
+{
+	struct dst_node *node = dst_dev_to_node(dev);
+
+	kfree(node);
+}
+
+void dst_node_get(struct dst_node *node)
+{
+	get_device(&node->dev);
+}
+
+void dst_node_put(struct dst_node *node)
+{
+	put_device(&node->dev);
+}
+
+/**
+ * dst_node_create - add a new, disabled node to the registry
+ * @name: node name; unique among exports and remotes
+ * @role: export or remote
+ *
+ * Returns the node holding one reference for the caller, or an ERR_PTR:
+ * -EINVAL for a bad name, -EEXIST when the name is taken.
+ */
+struct dst_node *dst_node_create(const char *name, enum dst_role role)
+{
+	struct dst_node *node;
+	int p, err;
+
+	err = dst_check_name(name);
+	if (err) {
+		pr_err("invalid node name '%.*s': use 1-%d of [A-Za-z0-9._-]\n",
+		       DST_NAMELEN, name, DST_NAMELEN - 1);
+		return ERR_PTR(err);
+	}
+
+	node = kzalloc(sizeof(*node), GFP_KERNEL);
+	if (!node)
+		return ERR_PTR(-ENOMEM);
+
+	strscpy(node->name, name, sizeof(node->name));
+	strscpy(node->cfg.export, name, sizeof(node->cfg.export));
+	node->role = role;
+	node->state = DST_STATE_DISABLED;
+	mutex_init(&node->lock);
+	INIT_LIST_HEAD(&node->entry);
+	for (p = 0; p < DST_P_NR; p++)
+		node->cfg.param[p] = dst_params[p].def;
+	dst_sysfs_init_node(node, dst_node_release);
+
+	mutex_lock(&dst_nodes_lock);
+	if (dst_find_locked(name)) {
+		mutex_unlock(&dst_nodes_lock);
+		pr_err("node '%s' already exists\n", name);
+		dst_node_put(node);
+		return ERR_PTR(-EEXIST);
+	}
+	err = device_add(&node->dev);
+	if (err) {
+		mutex_unlock(&dst_nodes_lock);
+		pr_err("%s: cannot register device: %d\n", name, err);
+		dst_node_put(node);
+		return ERR_PTR(err);
+	}
+	list_add_tail(&node->entry, &dst_nodes);
+	mutex_unlock(&dst_nodes_lock);
+	return node;
+}
+
+/**
+ * dst_node_remove - disable a node and take it out of the registry
+ * @node: the node; the caller still owns its reference and puts it after
+ *
+ * An enabled node is disabled first (a remote's disk goes away, failing
+ * what is in flight; an export drains and closes its clients), so
+ * removal never fails and never leaves anything behind.
+ */
+void dst_node_remove(struct dst_node *node)
+{
+	dst_node_enable(node, false);
+
+	mutex_lock(&dst_nodes_lock);
+	list_del_init(&node->entry);
+	mutex_unlock(&dst_nodes_lock);
+	device_del(&node->dev);
+}
+
+static int dst_node_start(struct dst_node *node)
+{
+	pr_err("%s: the data path is not built into this module yet\n",
+	       node->name);
+	return -EOPNOTSUPP;
+}
+
+static void dst_node_stop(struct dst_node *node)
+{
+}
+
+/**
+ * dst_node_enable - start or stop a node
+ * @node: the node
+ * @on: true to start (listen, or connect and add the disk), false to stop
+ *
+ * Enabling an enabled node, or disabling a disabled one, is a no-op that
+ * succeeds, so scripts may repeat themselves.  A failed start leaves the
+ * node disabled and as configured before.
+ */
+int dst_node_enable(struct dst_node *node, bool on)
+{
+	int err = 0;
+
+	mutex_lock(&node->lock);
+	if (on == node->enabled)
+		goto out;
+
+	if (on) {
+		WRITE_ONCE(node->state, DST_STATE_STARTING);
+		err = dst_node_start(node);
+		if (err) {
+			WRITE_ONCE(node->state, DST_STATE_DISABLED);
+			goto out;
+		}
+		node->enabled = true;
+		WRITE_ONCE(node->state, DST_STATE_RUNNING);
+	} else {
+		WRITE_ONCE(node->state, DST_STATE_STOPPING);
+		dst_node_stop(node);
+		node->enabled = false;
+		WRITE_ONCE(node->state, DST_STATE_DISABLED);
+	}
+out:
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+/* Called with node->lock held: refuse configuration of a running node. */
+static int dst_node_check_configurable(struct dst_node *node, const char *what)
+{
+	lockdep_assert_held(&node->lock);
+	if (node->enabled) {
+		pr_err("%s: disable the node before changing %s\n",
+		       node->name, what);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/**
+ * dst_node_set_param - set a numeric parameter
+ * @node: the node
+ * @p: which parameter
+ * @val: the new value
+ *
+ * Returns -EINVAL (and logs the range) for a value out of range or a
+ * parameter the node's role does not have, -EBUSY while enabled.
+ */
+int dst_node_set_param(struct dst_node *node, enum dst_param p, s64 val)
+{
+	const struct dst_param_desc *d;
+	int err;
+
+	if (!dst_param_applies(p, node->role))
+		return -EINVAL;
+	d = &dst_params[p];
+	if (val < d->min || val > d->max) {
+		pr_err("%s: %s must be in [%lld, %lld], not %lld\n",
+		       node->name, d->name, d->min, d->max, val);
+		return -EINVAL;
+	}
+	if (p == DST_P_SIZE && (val & (SECTOR_SIZE - 1))) {
+		pr_err("%s: size must be a multiple of %u bytes\n",
+		       node->name, SECTOR_SIZE);
+		return -EINVAL;
+	}
+
+	mutex_lock(&node->lock);
+	err = dst_node_check_configurable(node, d->name);
+	if (!err)
+		node->cfg.param[p] = val;
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+s64 dst_node_get_param(struct dst_node *node, enum dst_param p)
+{
+	return READ_ONCE(node->cfg.param[p]);
+}
+
+/*
+ * Parse "a.b.c.d:port" or "[v6addr]:port" (an IPv6 scope "%eth0" is
+ * accepted).  The port is mandatory: a default would only hide mistakes.
+ */
+static int dst_parse_addr(const char *str, struct sockaddr_storage *ss)
+{
+	char buf[INET6_ADDRSTRLEN + IFNAMSIZ + 16];
+	char *host, *port;
+	u16 portnum;
+	int err;
+
+	if (strscpy(buf, str, sizeof(buf)) < 0)
+		return -EINVAL;
+	strim(buf);
+	port = strrchr(buf, ':');
+	if (!port || port == buf)
+		return -EINVAL;
+	*port++ = '\0';
+	host = buf;
+	if (host[0] == '[') {
+		size_t len = strlen(host);
+
+		if (len < 3 || host[len - 1] != ']')
+			return -EINVAL;
+		host[len - 1] = '\0';
+		host++;
+		if (!strchr(host, ':'))
+			return -EINVAL;
+	} else if (strchr(host, ':')) {
+		return -EINVAL;	/* IPv6 needs brackets to tell the port apart */
+	}
+	if (kstrtou16(port, 10, &portnum) || !portnum)
+		return -EINVAL;
+
+	memset(ss, 0, sizeof(*ss));
+	err = inet_pton_with_scope(&init_net, AF_UNSPEC, host, port, ss);
+	return err ? -EINVAL : 0;
+}
+
+int dst_node_set_addr(struct dst_node *node, const char *str)
+{
+	struct sockaddr_storage ss;
+	int err;
+
+	err = dst_parse_addr(str, &ss);
+	if (err) {
+		pr_err("%s: cannot parse address '%s': want ipv4:port or [ipv6]:port\n",
+		       node->name, str);
+		return err;
+	}
+	mutex_lock(&node->lock);
+	err = dst_node_check_configurable(node, "addr");
+	if (!err) {
+		node->cfg.addr = ss;
+		node->cfg.addr_set = true;
+	}
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+int dst_node_set_device(struct dst_node *node, const char *path)
+{
+	int err;
+
+	if (node->role != DST_ROLE_EXPORT)
+		return -EINVAL;
+	if (!*path || strlen(path) >= DST_PATHLEN || path[0] != '/') {
+		pr_err("%s: device must be an absolute path shorter than %d\n",
+		       node->name, DST_PATHLEN);
+		return -EINVAL;
+	}
+	mutex_lock(&node->lock);
+	err = dst_node_check_configurable(node, "device");
+	if (!err)
+		strscpy(node->cfg.device, path, sizeof(node->cfg.device));
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+int dst_node_set_export(struct dst_node *node, const char *name)
+{
+	int err;
+
+	if (node->role != DST_ROLE_REMOTE)
+		return -EINVAL;
+	err = dst_check_name(name);
+	if (err) {
+		pr_err("%s: invalid export name '%.*s'\n", node->name,
+		       DST_NAMELEN, name);
+		return err;
+	}
+	mutex_lock(&node->lock);
+	err = dst_node_check_configurable(node, "export");
+	if (!err)
+		strscpy(node->cfg.export, name, sizeof(node->cfg.export));
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+ssize_t dst_node_show_addr(struct dst_node *node, char *buf)
+{
+	ssize_t ret;
+
+	mutex_lock(&node->lock);
+	if (node->cfg.addr_set)
+		ret = sysfs_emit(buf, "%pISpc\n", &node->cfg.addr);
+	else
+		ret = sysfs_emit(buf, "\n");
+	mutex_unlock(&node->lock);
+	return ret;
+}
+
+ssize_t dst_node_show_state(struct dst_node *node, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", dst_state_names[READ_ONCE(node->state)]);
+}
+
+ssize_t dst_node_show_size(struct dst_node *node, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", dst_node_get_param(node, DST_P_SIZE));
+}
+
+ssize_t dst_node_show_local(struct dst_node *node, char *buf)
+{
+	ssize_t ret;
+
+	mutex_lock(&node->lock);
+	ret = sysfs_emit(buf, "%s\n", node->cfg.device);
+	mutex_unlock(&node->lock);
+	return ret;
+}
+
+ssize_t dst_node_show_device(struct dst_node *node, char *buf)
+{
+	return sysfs_emit(buf, "\n");
+}
+
+static int __init dst_init(void)
+{
+	int err;
+
+	err = register_blkdev(0, "dst");
+	if (err < 0)
+		return err;
+	dst_major = err;
+
+	err = dst_sysfs_init();
+	if (err)
+		goto out_blkdev;
+	err = dst_configfs_init();
+	if (err)
+		goto out_sysfs;
+	err = dst_connector_init();
+	if (err)
+		goto out_configfs;
+
+	pr_info("distributed storage " DST_VERSION ", block major %d\n",
+		dst_major);
+	return 0;
+
+out_configfs:
+	dst_configfs_exit();
+out_sysfs:
+	dst_sysfs_exit();
+out_blkdev:
+	unregister_blkdev(dst_major, "dst");
+	return err;
+}
+
+static void __exit dst_exit(void)
+{
+	/* No connector message can create a node once this returns. */
+	dst_connector_exit();
+	/* configfs holds a module reference per directory: none are left. */
+	dst_configfs_exit();
+	dst_sysfs_exit();
+	unregister_blkdev(dst_major, "dst");
+}
+
+module_init(dst_init);
+module_exit(dst_exit);
+
+MODULE_DESCRIPTION("DST: distributed storage, a network block device");
+MODULE_AUTHOR("DST developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(DST_VERSION);

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * DST: distributed storage, a network block device.
+ *
+ * This header is the whole user-visible binary ABI of DST:
+ *
+ *  - the wire protocol spoken between a remote node (client) and an
+ *    export node (server) over TCP, documented byte for byte in
+ *    docs/protocol.md;
+ *  - the connector messages of the original 2008 DST (CN_DST_IDX,
+ *    CN_DST_VAL), documented in docs/connector.md.
+ *
+ * Every multi-byte field on the wire is big-endian.  Every structure
+ * has a fixed size that does not depend on the architecture: explicit
+ * padding, fixed-width types only.
+ */
+#ifndef _UAPI_LINUX_DST_H
+#define _UAPI_LINUX_DST_H
+
+#include <linux/types.h>
+
+#define DST_NAMELEN		32	/* node and export names, with NUL */
+
+/* ------------------------------------------------------------------ */
+/* Wire protocol                                                      */
+/* ------------------------------------------------------------------ */
+
+#define DST_PROTO_MAGIC		0x44535450	/* "DSTP" */
+#define DST_PROTO_VERSION	1		/* highest version spoken */
+#define DST_PROTO_VERSION_MIN	1		/* lowest version accepted */
+
+/*
+ * Operation codes.  A reply carries the request's code with
+ * DST_CMD_REPLY set.  These are portable codes, never kernel bi_opf bits.
+ */
+enum {
+	DST_CMD_HELLO		= 1,	/* handshake, client first */
+	DST_CMD_READ		= 2,
+	DST_CMD_WRITE		= 3,
+	DST_CMD_FLUSH		= 4,	/* make completed writes durable */
+	DST_CMD_DISCARD		= 5,
+	DST_CMD_WRITE_ZEROES	= 6,
+	DST_CMD_PING		= 7,	/* keepalive */
+	DST_CMD_BYE		= 8,	/* orderly close, no reply */
+	DST_CMD_MAX
+};
+
+#define DST_CMD_REPLY		0x80
+
+/* Header flags (dst_wire_hdr.flags). */
+#define DST_F_FUA		(1 << 0)	/* WRITE, WRITE_ZEROES: durable before reply */
+#define DST_F_NO_UNMAP		(1 << 1)	/* WRITE_ZEROES: do not deallocate */
+#define DST_F_ALL		(DST_F_FUA | DST_F_NO_UNMAP)
+
+/* Reply status codes (dst_wire_hdr.status). */
+enum {
+	DST_ST_OK		= 0,
+	DST_ST_IO		= 1,	/* the backing device failed the I/O */
+	DST_ST_PERM		= 2,	/* write on a read-only export or connection */
+	DST_ST_INVAL		= 3,	/* malformed or out-of-range request */
+	DST_ST_NOENT		= 4,	/* HELLO: no export of that name */
+	DST_ST_NOTSUPP		= 5,	/* operation not offered by this export */
+	DST_ST_VERSION		= 6,	/* HELLO: no common protocol version */
+	DST_ST_ACCESS		= 7,	/* HELLO: refused by the access list */
+	DST_ST_NOSPC		= 8,	/* backing device out of space */
+	DST_ST_BUSY		= 9,	/* HELLO: export is shutting down */
+	DST_ST_MAX
+};
+
+/*
+ * Every frame starts with this 32-byte header.  What follows it is
+ * fixed by (cmd, status, len):
+ *  - WRITE request: len bytes of data;
+ *  - READ reply with DST_ST_OK: len bytes of data;
+ *  - HELLO request and HELLO reply with DST_ST_OK: len bytes of
+ *    handshake payload (struct dst_wire_hello / dst_wire_welcome);
+ *  - anything else: nothing.
+ */
+struct dst_wire_hdr {
+	__be32	magic;		/* DST_PROTO_MAGIC */
+	__u8	version;	/* negotiated version (1 in HELLO) */
+	__u8	cmd;		/* DST_CMD_*, | DST_CMD_REPLY in replies */
+	__be16	flags;		/* DST_F_* */
+	__be32	len;		/* I/O length or payload length, bytes */
+	__be32	status;		/* DST_ST_* in replies, 0 in requests */
+	__be64	id;		/* transaction id, echoed in the reply */
+	__be64	offset;		/* byte offset into the export */
+};
+
+/* Feature bits, offered by the client and granted by the server. */
+#define DST_FEAT_READ_ONLY	(1 << 0)	/* no WRITE/DISCARD/WRITE_ZEROES */
+#define DST_FEAT_FLUSH		(1 << 1)	/* FLUSH honoured (volatile cache) */
+#define DST_FEAT_FUA		(1 << 2)	/* DST_F_FUA honoured */
+#define DST_FEAT_DISCARD	(1 << 3)
+#define DST_FEAT_WRITE_ZEROES	(1 << 4)
+#define DST_FEAT_ALL		0x1f
+
+/* HELLO request payload, client to server: 64 bytes. */
+struct dst_wire_hello {
+	__be16	version_min;	/* lowest version the client speaks */
+	__be16	version_max;	/* highest version the client speaks */
+	__be32	features;	/* DST_FEAT_* the client can use */
+	__be32	max_io;		/* largest I/O the client will send, bytes */
+	__be32	reserved0;	/* zero */
+	char	export[DST_NAMELEN];	/* NUL-terminated, NUL-padded */
+	__u8	reserved1[16];	/* zero */
+};
+
+/* HELLO reply payload, server to client: 64 bytes. */
+struct dst_wire_welcome {
+	__be16	version;	/* chosen version */
+	__be16	reserved0;	/* zero */
+	__be32	features;	/* DST_FEAT_* granted */
+	__be64	size;		/* export size, bytes */
+	__be32	logical_block_size;
+	__be32	physical_block_size;
+	__be32	max_io;		/* largest READ/WRITE accepted, bytes */
+	__be32	max_discard;	/* largest DISCARD, bytes (0: none) */
+	__be32	max_write_zeroes; /* largest WRITE_ZEROES, bytes (0: none) */
+	__be32	reserved1;	/* zero */
+	__u8	reserved2[24];	/* zero */
+};
+
+/* ------------------------------------------------------------------ */
+/* Connector ABI of the original DST (see docs/connector.md)          */
+/* ------------------------------------------------------------------ */
+
+/* Connector commands, dst_ctl.cmd. */
+enum {
+	DST_DEL_NODE	= 0,	/* remove the node named dst_ctl.name */
+	DST_ADD_REMOTE,		/* create a remote node; payload dst_network_ctl */
+	DST_ADD_EXPORT,		/* create an export node; payload dst_export_ctl */
+	DST_CRYPTO,		/* set hash/cipher; payload dst_crypto_ctl + keys */
+	DST_SECURITY,		/* add an access rule; payload dst_secure_user */
+	DST_START,		/* enable the node */
+	DST_CMD_MAX_CN
+};
+
+/* Every connector request: struct cn_msg, struct dst_ctl, payload. */
+struct dst_ctl {
+	char	name[DST_NAMELEN];	/* node name, NUL-terminated */
+	__u32	flags;			/* zero */
+	__u32	cmd;			/* DST_DEL_NODE .. DST_START */
+	__u32	max_pages;		/* largest I/O in pages, 0: default */
+	__u32	trans_scan_timeout;	/* ms, 0: default */
+	__u32	trans_max_retries;	/* 0: default */
+	__u32	__pad;			/* zero; keeps size 8-byte aligned */
+	__u64	size;			/* bytes, 0: whole device / server's */
+};
+
+/* Answer to every request: the request's cn_msg header and an errno. */
+struct dst_ctl_ack_payload {
+	__s32	error;		/* 0 or a negative errno */
+	__u32	unused[3];
+};
+
+#endif /* _UAPI_LINUX_DST_H */
