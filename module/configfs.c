@@ -24,11 +24,13 @@ static inline struct dst_node *to_dst_node(struct config_item *item)
  * integer and hands it to core.c, which checks range and state.
  */
 #define DST_PARAM_ATTR(_name, _param)					\
+static const enum dst_param dsta_##_name##_param = _param;		\
 static ssize_t dsta_##_name##_show(struct config_item *item,	\
 				       char *page)			\
 {									\
 	return sysfs_emit(page, "%lld\n",				\
-			  dst_node_get_param(to_dst_node(item), _param)); \
+			  dst_node_get_param(to_dst_node(item),	\
+					     dsta_##_name##_param));	\
 }									\
 static ssize_t dsta_##_name##_store(struct config_item *item,	\
 					const char *page, size_t count)	\
@@ -37,7 +39,8 @@ static ssize_t dsta_##_name##_store(struct config_item *item,	\
 	int err = kstrtoll(page, 0, &val);				\
 									\
 	if (!err)							\
-		err = dst_node_set_param(to_dst_node(item), _param, val); \
+		err = dst_node_set_param(to_dst_node(item),		\
+					 dsta_##_name##_param, val);	\
 	return err ? err : count;					\
 }									\
 CONFIGFS_ATTR(dsta_, _name)
@@ -59,7 +62,7 @@ static ssize_t dsta_size_show(struct config_item *item, char *page)
 }
 
 static ssize_t dsta_size_store(struct config_item *item,
-				   const char *page, size_t count)
+			       const char *page, size_t count)
 {
 	u64 val;
 	int err = kstrtou64(page, 0, &val);
@@ -88,7 +91,7 @@ static ssize_t dsta_addr_show(struct config_item *item, char *page)
 }
 
 static ssize_t dsta_addr_store(struct config_item *item,
-				   const char *page, size_t count)
+			       const char *page, size_t count)
 {
 	char buf[128];
 	int err = dst_copy_str(buf, sizeof(buf), page, count);
@@ -105,7 +108,7 @@ static ssize_t dsta_device_show(struct config_item *item, char *page)
 }
 
 static ssize_t dsta_device_store(struct config_item *item,
-				     const char *page, size_t count)
+				 const char *page, size_t count)
 {
 	char *buf;
 	int err;
@@ -123,7 +126,7 @@ CONFIGFS_ATTR(dsta_, device);
 
 /* A remote's device is what the kernel made of it: read-only. */
 static ssize_t dsta_remote_device_show(struct config_item *item,
-					   char *page)
+				       char *page)
 {
 	return dst_node_show_device(to_dst_node(item), page);
 }
@@ -141,7 +144,7 @@ static ssize_t dsta_export_show(struct config_item *item, char *page)
 }
 
 static ssize_t dsta_export_store(struct config_item *item,
-				     const char *page, size_t count)
+				 const char *page, size_t count)
 {
 	char buf[DST_NAMELEN];
 	int err = dst_copy_str(buf, sizeof(buf), page, count);
@@ -158,7 +161,7 @@ static ssize_t dsta_enable_show(struct config_item *item, char *page)
 }
 
 static ssize_t dsta_enable_store(struct config_item *item,
-				     const char *page, size_t count)
+				 const char *page, size_t count)
 {
 	bool on;
 	int err = kstrtobool(page, &on);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * DST connector: the original 2008 DST control ABI, messages on
- * CN_DST_IDX/CN_DST_VAL, each answered by an acknowledgement carrying an
+ * CN_DST_IDX/CN_DST_VAL, each answered by an acknowledgment carrying an
  * errno (struct dst_ctl_ack_payload after the request's cn_msg header).
  *
  * This file only validates messages and calls the node operations in

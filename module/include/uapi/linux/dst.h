@@ -48,8 +48,8 @@ enum {
 #define DST_CMD_REPLY		0x80
 
 /* Header flags (dst_wire_hdr.flags). */
-#define DST_F_FUA		(1 << 0)	/* WRITE, WRITE_ZEROES: durable before reply */
-#define DST_F_NO_UNMAP		(1 << 1)	/* WRITE_ZEROES: do not deallocate */
+#define DST_F_FUA		0x01	/* WRITE, WRITE_ZEROES: durable before reply */
+#define DST_F_NO_UNMAP		0x02	/* WRITE_ZEROES: do not deallocate */
 #define DST_F_ALL		(DST_F_FUA | DST_F_NO_UNMAP)
 
 /* Reply status codes (dst_wire_hdr.status). */
@@ -88,11 +88,11 @@ struct dst_wire_hdr {
 };
 
 /* Feature bits, offered by the client and granted by the server. */
-#define DST_FEAT_READ_ONLY	(1 << 0)	/* no WRITE/DISCARD/WRITE_ZEROES */
-#define DST_FEAT_FLUSH		(1 << 1)	/* FLUSH honoured (volatile cache) */
-#define DST_FEAT_FUA		(1 << 2)	/* DST_F_FUA honoured */
-#define DST_FEAT_DISCARD	(1 << 3)
-#define DST_FEAT_WRITE_ZEROES	(1 << 4)
+#define DST_FEAT_READ_ONLY	0x01	/* no WRITE/DISCARD/WRITE_ZEROES */
+#define DST_FEAT_FLUSH		0x02	/* FLUSH honoured (volatile cache) */
+#define DST_FEAT_FUA		0x04	/* DST_F_FUA honoured */
+#define DST_FEAT_DISCARD	0x08
+#define DST_FEAT_WRITE_ZEROES	0x10
 #define DST_FEAT_ALL		0x1f
 
 /* HELLO request payload, client to server: 64 bytes. */

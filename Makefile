@@ -1,0 +1,54 @@
+# DST: build, test in QEMU guests, demo, benchmark.
+#
+#   make deps     install the Debian packages DST needs (idempotent)
+#   make module   build module/dst.ko against the Debian 6.1 headers
+#   make check    deps + module + the runner self-test + every bats suite
+#   make demo     deps + module + a guest that shows DST at work
+#   make vm-shell an interactive guest shell for debugging
+#   make clean
+#
+# KVER= or KDIR= override the kernel found by scripts/kver.sh.
+
+KVER ?= $(shell sh scripts/kver.sh 2>/dev/null)
+KDIR ?= /lib/modules/$(KVER)/build
+UAPI := module/include/uapi
+CFLAGS_TOOLS := -Wall -Wextra -Werror -O2 -I$(UAPI)
+
+TOOLS := build/tests/dst-cn-ping
+
+all: module tools
+
+deps:
+	@sh scripts/deps.sh
+
+module: deps
+	$(MAKE) -C module KVER=$(KVER) KDIR=$(KDIR)
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/selftest/warn modules
+	mkdir -p build/selftest
+	cp tests/vm/selftest/warn/dst_selftest_warn.ko build/selftest/
+
+tools: $(TOOLS)
+
+build/tests/%: tests/cn/%.c $(UAPI)/linux/dst.h
+	mkdir -p build/tests
+	$(CC) $(CFLAGS_TOOLS) -o $@ $<
+
+check: module tools
+	@sh tests/check
+
+demo: module tools
+	@sh tests/vm/run -o demo -e 'sh tests/demo.sh'
+
+vm-shell: module tools
+	@sh tests/vm/run -s
+
+# Kernel style and static checks (not part of check: linux-source is big).
+lint: module
+	sh scripts/lint.sh
+
+clean:
+	-$(MAKE) -C module KVER=$(KVER) KDIR=$(KDIR) clean
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/selftest/warn clean
+	rm -rf build
+
+.PHONY: all deps module tools check demo vm-shell lint clean

@@ -1,0 +1,108 @@
+# Shared helpers for DST bats suites (run inside a test guest).
+#
+# Every resource a helper makes is recorded, and dst_teardown removes all
+# of it -- configfs nodes, namespaces, veths, brd, the module -- even when
+# the test failed half-way.  Suites call it from teardown().
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+DST_TOP=${DST_TOP:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+DST_KO=$DST_TOP/module/dst.ko
+DST_CFS=/sys/kernel/config/dst
+
+# wait_for SECONDS CMD...: poll CMD until it succeeds or the deadline passes.
+wait_for() {
+	local deadline=$(( $(date +%s) + $1 ))
+	shift
+	until "$@"; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			echo "wait_for: timed out: $*" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+dst_is_loaded() {
+	grep -q '^dst ' /proc/modules
+}
+
+dst_load() {
+	dst_is_loaded && return 0
+	modprobe configfs
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs configfs /sys/kernel/config
+	insmod "$DST_KO"
+	[ -d "$DST_CFS" ]
+}
+
+# Remove every node (disabling it), then the module.
+dst_unload() {
+	dst_is_loaded || return 0
+	local d
+	for d in "$DST_CFS"/remotes/* "$DST_CFS"/exports/*; do
+		[ -d "$d" ] || continue
+		echo 0 > "$d/enable" 2>/dev/null || true
+		rmdir "$d"
+	done
+	rmmod dst
+}
+
+# pattern_file FILE MB SEED: reproducible pseudo-random data (AES-CTR of
+# zeroes keyed by SEED), so a test can recreate what it wrote.
+pattern_file() {
+	openssl enc -aes-128-ctr -pass "pass:$3" -nosalt -pbkdf2 \
+		< /dev/zero 2>/dev/null | head -c $(($2 * 1024 * 1024)) > "$1"
+}
+
+# brd_make SIZE_MB [SEED]: ram disks /dev/ram0 (and /dev/ram1 ...,
+# BRD_NR of them, default 2) of SIZE_MB each; /dev/ram0 is filled with the
+# pattern of SEED (default "dst") and BRD_SUM is its sha256.
+brd_make() {
+	local mb=$1 seed=${2:-dst}
+	modprobe brd rd_nr="${BRD_NR:-2}" rd_size=$((mb * 1024)) max_part=0
+	DST_MADE_BRD=1
+	wait_for 10 test -b /dev/ram0
+	pattern_file "$BATS_TEST_TMPDIR/brd.pattern" "$mb" "$seed"
+	dd if="$BATS_TEST_TMPDIR/brd.pattern" of=/dev/ram0 bs=1M oflag=direct status=none
+	BRD_SUM=$(sha256sum < "$BATS_TEST_TMPDIR/brd.pattern" | cut -d' ' -f1)
+	rm -f "$BATS_TEST_TMPDIR/brd.pattern"
+}
+
+# checksum DEV OFFSET_BYTES LENGTH_BYTES: sha256 of a device range.
+checksum() {
+	dd if="$1" iflag=direct,skip_bytes,count_bytes skip="$2" count="$3" \
+		bs=1M status=none | sha256sum | cut -d' ' -f1
+}
+
+# netns_pair: namespaces dst-srv and dst-cli joined by veth, with
+# 10.99.0.1/24 + fd99::1/64 (server) and 10.99.0.2/24 + fd99::2/64 (client).
+netns_pair() {
+	ip netns add dst-srv
+	ip netns add dst-cli
+	DST_MADE_NETNS=1
+	ip link add veth-srv netns dst-srv type veth peer name veth-cli netns dst-cli
+	ip -n dst-srv addr add 10.99.0.1/24 dev veth-srv
+	ip -n dst-cli addr add 10.99.0.2/24 dev veth-cli
+	ip -n dst-srv addr add fd99::1/64 dev veth-srv nodad
+	ip -n dst-cli addr add fd99::2/64 dev veth-cli nodad
+	local ns
+	for ns in dst-srv dst-cli; do
+		ip -n "$ns" link set lo up
+	done
+	ip -n dst-srv link set veth-srv up
+	ip -n dst-cli link set veth-cli up
+	wait_for 10 ip netns exec dst-cli ping -c1 -W1 10.99.0.1 > /dev/null
+}
+
+dst_teardown() {
+	dst_unload || echo "teardown: dst did not unload" >&2
+	if [ -n "${DST_MADE_NETNS:-}" ]; then
+		ip netns del dst-srv 2>/dev/null || true
+		ip netns del dst-cli 2>/dev/null || true
+	fi
+	if [ -n "${DST_MADE_BRD:-}" ]; then
+		rmmod brd 2>/dev/null || true
+	fi
+}

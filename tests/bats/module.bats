@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# The module loads and unloads cleanly and shows its control interfaces.
+
+load helpers
+
+teardown() {
+	dst_teardown
+}
+
+@test "modinfo shows description, license, author and version" {
+	run modinfo "$DST_KO"
+	assert_success
+	assert_line --regexp '^description: +DST'
+	assert_line --regexp '^license: +GPL'
+	assert_line --regexp '^author: +.+'
+	assert_line --regexp '^version: +[0-9]'
+}
+
+@test "load and unload 20 times: interfaces appear and vanish each time" {
+	for i in $(seq 20); do
+		dst_load
+		[ -d "$DST_CFS/exports" ]
+		[ -d "$DST_CFS/remotes" ]
+		[ -d /sys/bus/dst ]
+		grep -q ' dst$' /proc/devices
+		rmmod dst
+		[ ! -e "$DST_CFS" ]
+		[ ! -e /sys/bus/dst ]
+		! grep -q ' dst$' /proc/devices
+	done
+}
+
+@test "mkdir makes a node on the dst bus with its attributes; rmdir removes it" {
+	dst_load
+	mkdir "$DST_CFS/exports/e1"
+	mkdir "$DST_CFS/remotes/r1"
+	d=/sys/bus/dst/devices/dst-e1
+	[ -d "$d" ]
+	[ "$(cat $d/name)" = e1 ]
+	[ "$(cat $d/role)" = export ]
+	[ "$(cat $d/state)" = disabled ]
+	[ "$(cat /sys/bus/dst/devices/dst-r1/role)" = remote ]
+	[ "$(cat $DST_CFS/remotes/r1/export)" = r1 ]
+	for a in size type local state role; do [ -r "$d/$a" ]; done
+	rmdir "$DST_CFS/exports/e1" "$DST_CFS/remotes/r1"
+	[ ! -e "$d" ]
+	[ ! -e /sys/bus/dst/devices/dst-r1 ]
+}
+
+@test "a node name is unique across exports and remotes" {
+	dst_load
+	mkdir "$DST_CFS/exports/same"
+	run mkdir "$DST_CFS/remotes/same"
+	assert_failure
+	assert_output --partial 'File exists'
+	dmesg | grep -q "node 'same' already exists"
+}
+
+@test "a node holds the module: rmmod fails while a directory exists" {
+	dst_load
+	mkdir "$DST_CFS/remotes/busy"
+	run rmmod dst
+	assert_failure
+	rmdir "$DST_CFS/remotes/busy"
+	rmmod dst
+}
+
+@test "parameters are range-checked and bad values change nothing" {
+	dst_load
+	r=$DST_CFS/remotes/p
+	mkdir "$r"
+	echo 4 > "$r/connections"
+	[ "$(cat $r/connections)" = 4 ]
+	run sh -c "echo 0 > $r/connections"
+	assert_failure
+	[ "$(cat $r/connections)" = 4 ]
+	run sh -c "echo 99999 > $r/max_pages"
+	assert_failure
+	run sh -c "echo 513 > $r/size"
+	assert_failure
+	[ "$(cat $r/size)" = 0 ]
+	run sh -c "echo bogus > $r/addr"
+	assert_failure
+	run sh -c "echo 10.0.0.1 > $r/addr"
+	assert_failure
+	run sh -c "echo fd00::1:1025 > $r/addr"
+	assert_failure
+	echo '[fd00::1]:1025' > "$r/addr"
+	[ "$(cat $r/addr)" = '[fd00::1]:1025' ]
+	echo '10.1.2.3:1025' > "$r/addr"
+	[ "$(cat $r/addr)" = '10.1.2.3:1025' ]
+	[ "$(cat /sys/bus/dst/devices/dst-p/type)" = '10.1.2.3:1025' ]
+}
+
+@test "the connector answers with an error ack" {
+	dst_load
+	run "$DST_TOP/build/tests/dst-cn-ping"
+	assert_success
+	assert_output --regexp 'error -95$'
+}
