@@ -19,8 +19,10 @@
 #include <linux/if.h>
 #include <linux/inet.h>
 #include <linux/module.h>
+#include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sched.h>
 #include <net/net_namespace.h>
 
 #include "dst.h"
@@ -327,8 +329,10 @@ static int dst_parse_addr(const char *str, struct sockaddr_storage *ss)
 	if (kstrtou16(port, 10, &portnum) || !portnum)
 		return -EINVAL;
 
+	/* A scope ("%eth0") names an interface of the writer's namespace. */
 	memset(ss, 0, sizeof(*ss));
-	err = inet_pton_with_scope(&init_net, AF_UNSPEC, host, port, ss);
+	err = inet_pton_with_scope(current->nsproxy->net_ns, AF_UNSPEC, host,
+				   port, ss);
 	return err ? -EINVAL : 0;
 }
 
@@ -353,10 +357,22 @@ int dst_node_set_addr(struct dst_node *node, const char *str)
 	return err;
 }
 
-int dst_node_set_device(struct dst_node *node, const char *path)
+/* Store a validated string setting, unless the node is enabled. */
+static int dst_node_set_str(struct dst_node *node, const char *what,
+			    char *dst, size_t size, const char *val)
 {
 	int err;
 
+	mutex_lock(&node->lock);
+	err = dst_node_check_configurable(node, what);
+	if (!err)
+		strscpy(dst, val, size);
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+int dst_node_set_device(struct dst_node *node, const char *path)
+{
 	if (node->role != DST_ROLE_EXPORT)
 		return -EINVAL;
 	if (!*path || strlen(path) >= DST_PATHLEN || path[0] != '/') {
@@ -364,32 +380,21 @@ int dst_node_set_device(struct dst_node *node, const char *path)
 		       node->name, DST_PATHLEN);
 		return -EINVAL;
 	}
-	mutex_lock(&node->lock);
-	err = dst_node_check_configurable(node, "device");
-	if (!err)
-		strscpy(node->cfg.device, path, sizeof(node->cfg.device));
-	mutex_unlock(&node->lock);
-	return err;
+	return dst_node_set_str(node, "device", node->cfg.device,
+				sizeof(node->cfg.device), path);
 }
 
 int dst_node_set_export(struct dst_node *node, const char *name)
 {
-	int err;
-
 	if (node->role != DST_ROLE_REMOTE)
 		return -EINVAL;
-	err = dst_check_name(name);
-	if (err) {
+	if (dst_check_name(name)) {
 		pr_err("%s: invalid export name '%.*s'\n", node->name,
 		       DST_NAMELEN, name);
-		return err;
+		return -EINVAL;
 	}
-	mutex_lock(&node->lock);
-	err = dst_node_check_configurable(node, "export");
-	if (!err)
-		strscpy(node->cfg.export, name, sizeof(node->cfg.export));
-	mutex_unlock(&node->lock);
-	return err;
+	return dst_node_set_str(node, "export", node->cfg.export,
+				sizeof(node->cfg.export), name);
 }
 
 ssize_t dst_node_show_addr(struct dst_node *node, char *buf)

@@ -13,6 +13,15 @@
 
 static struct device *dst_root;
 
+/* An attribute whose value core.c formats. */
+#define DST_NODE_ATTR(_name, _fn)					\
+static ssize_t _name##_show(struct device *dev,				\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	return _fn(dst_dev_to_node(dev), buf);				\
+}									\
+static DEVICE_ATTR_RO(_name)
+
 static ssize_t name_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
 {
@@ -20,33 +29,10 @@ static ssize_t name_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(name);
 
-static ssize_t size_show(struct device *dev, struct device_attribute *attr,
-			 char *buf)
-{
-	return dst_node_show_size(dst_dev_to_node(dev), buf);
-}
-static DEVICE_ATTR_RO(size);
-
-static ssize_t type_show(struct device *dev, struct device_attribute *attr,
-			 char *buf)
-{
-	return dst_node_show_addr(dst_dev_to_node(dev), buf);
-}
-static DEVICE_ATTR_RO(type);
-
-static ssize_t local_show(struct device *dev, struct device_attribute *attr,
-			  char *buf)
-{
-	return dst_node_show_local(dst_dev_to_node(dev), buf);
-}
-static DEVICE_ATTR_RO(local);
-
-static ssize_t state_show(struct device *dev, struct device_attribute *attr,
-			  char *buf)
-{
-	return dst_node_show_state(dst_dev_to_node(dev), buf);
-}
-static DEVICE_ATTR_RO(state);
+DST_NODE_ATTR(size, dst_node_show_size);
+DST_NODE_ATTR(type, dst_node_show_addr);
+DST_NODE_ATTR(local, dst_node_show_local);
+DST_NODE_ATTR(state, dst_node_show_state);
 
 static ssize_t role_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)

@@ -90,6 +90,26 @@ teardown() {
 	echo '10.1.2.3:1025' > "$r/addr"
 	[ "$(cat $r/addr)" = '10.1.2.3:1025' ]
 	[ "$(cat /sys/bus/dst/devices/dst-p/type)" = '10.1.2.3:1025' ]
+	run sh -c "echo 'bad/name' > $r/export"
+	assert_failure
+	[ "$(cat $r/export)" = p ]
+	echo other > "$r/export"
+	[ "$(cat $r/export)" = other ]
+}
+
+@test "an export's device must be an absolute path; local shows it" {
+	dst_load
+	e=$DST_CFS/exports/dev
+	mkdir "$e"
+	run sh -c "echo ram0 > $e/device"
+	assert_failure
+	[ "$(cat $e/device)" = "" ]
+	echo /dev/ram0 > "$e/device"
+	[ "$(cat $e/device)" = /dev/ram0 ]
+	[ "$(cat /sys/bus/dst/devices/dst-dev/local)" = /dev/ram0 ]
+	echo 1048576 > "$e/size"
+	[ "$(cat $e/size)" = 1048576 ]
+	[ "$(cat /sys/bus/dst/devices/dst-dev/size)" = 1048576 ]
 }
 
 @test "the connector answers with an error ack" {
