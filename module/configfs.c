@@ -178,6 +178,13 @@ static ssize_t dsta_state_show(struct config_item *item, char *page)
 }
 CONFIGFS_ATTR_RO(dsta_, state);
 
+/* An export's connected clients, one "address[ ro]" per line. */
+static ssize_t dsta_clients_show(struct config_item *item, char *page)
+{
+	return dst_node_show_clients(to_dst_node(item), page);
+}
+CONFIGFS_ATTR_RO(dsta_, clients);
+
 static struct configfs_attribute *dst_export_attrs[] = {
 	&dsta_attr_device,
 	&dsta_attr_addr,
@@ -185,6 +192,7 @@ static struct configfs_attribute *dst_export_attrs[] = {
 	&dsta_attr_read_only,
 	&dsta_attr_enable,
 	&dsta_attr_state,
+	&dsta_attr_clients,
 	NULL,
 };
 

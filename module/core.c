@@ -196,13 +196,16 @@ void dst_node_remove(struct dst_node *node)
 
 static int dst_node_start(struct dst_node *node)
 {
-	pr_err("%s: the data path is not built into this module yet\n",
-	       node->name);
-	return -EOPNOTSUPP;
+	return node->role == DST_ROLE_EXPORT ? dst_export_start(node) :
+					       dst_remote_start(node);
 }
 
 static void dst_node_stop(struct dst_node *node)
 {
+	if (node->role == DST_ROLE_EXPORT)
+		dst_export_stop(node);
+	else
+		dst_remote_stop(node);
 }
 
 /**
@@ -415,9 +418,18 @@ ssize_t dst_node_show_state(struct dst_node *node, char *buf)
 	return sysfs_emit(buf, "%s\n", dst_state_names[READ_ONCE(node->state)]);
 }
 
+/* While enabled, the size in use (negotiated, or the whole device). */
 ssize_t dst_node_show_size(struct dst_node *node, char *buf)
 {
-	return sysfs_emit(buf, "%lld\n", dst_node_get_param(node, DST_P_SIZE));
+	ssize_t ret;
+
+	mutex_lock(&node->lock);
+	if (node->enabled)
+		ret = sysfs_emit(buf, "%llu\n", node->eff_size);
+	else
+		ret = sysfs_emit(buf, "%lld\n", node->cfg.param[DST_P_SIZE]);
+	mutex_unlock(&node->lock);
+	return ret;
 }
 
 ssize_t dst_node_show_local(struct dst_node *node, char *buf)
@@ -432,6 +444,15 @@ ssize_t dst_node_show_local(struct dst_node *node, char *buf)
 
 ssize_t dst_node_show_device(struct dst_node *node, char *buf)
 {
+	if (node->role == DST_ROLE_REMOTE)
+		return dst_remote_show_device(node, buf);
+	return dst_node_show_local(node, buf);
+}
+
+ssize_t dst_node_show_clients(struct dst_node *node, char *buf)
+{
+	if (node->role == DST_ROLE_EXPORT)
+		return dst_export_show_clients(node, buf);
 	return sysfs_emit(buf, "\n");
 }
 

@@ -12,12 +12,18 @@
 #ifndef DST_INTERNAL_H
 #define DST_INTERNAL_H
 
+#include <linux/blk_types.h>
+#include <linux/bvec.h>
 #include <linux/configfs.h>
 #include <linux/device.h>
 #include <linux/mutex.h>
 #include <linux/socket.h>
 #include <linux/types.h>
 #include <linux/dst.h>
+
+struct net;
+struct request;
+struct blk_mq_tag_set;
 
 #define DST_PATHLEN		256
 #define DST_PART_SHIFT		4	/* 15 partitions per disk */
@@ -77,6 +83,12 @@ struct dst_node {
 	bool enabled;
 	struct dst_config cfg;
 
+	/*
+	 * What the node runs with: the size the export serves or the
+	 * remote negotiated.  Shown by "size" while enabled.
+	 */
+	u64 eff_size;
+
 	/* Data path state, present while enabled. */
 	union {
 		struct dst_export *exp;
@@ -106,8 +118,104 @@ ssize_t dst_node_show_state(struct dst_node *node, char *buf);
 ssize_t dst_node_show_size(struct dst_node *node, char *buf);
 ssize_t dst_node_show_local(struct dst_node *node, char *buf);
 ssize_t dst_node_show_device(struct dst_node *node, char *buf);
+ssize_t dst_node_show_clients(struct dst_node *node, char *buf);
 const char *dst_role_name(enum dst_role role);
 extern int dst_major;
+
+/*
+ * proto.c: the wire format.  Everything else works on these host-order
+ * views; only proto.c converts to and from the big-endian frames.
+ */
+struct dst_msg {
+	u8 cmd;			/* DST_CMD_*, with DST_CMD_REPLY in replies */
+	u16 flags;		/* DST_F_* */
+	u32 len;
+	u32 status;		/* DST_ST_* */
+	u64 id;
+	u64 offset;
+};
+
+/* The client's HELLO. */
+struct dst_hello {
+	u16 version_min, version_max;
+	u32 features;
+	u32 max_io;
+	char export[DST_NAMELEN];
+};
+
+/* What a connection negotiated: the server's welcome. */
+struct dst_geometry {
+	u16 version;
+	u32 features;
+	u64 size;
+	u32 lbs, pbs;		/* logical and physical block size */
+	u32 max_io;
+	u32 max_discard;
+	u32 max_write_zeroes;
+};
+
+#define DST_HDR_SIZE		sizeof(struct dst_wire_hdr)
+#define DST_HELLO_SIZE		sizeof(struct dst_wire_hello)
+#define DST_WELCOME_SIZE	sizeof(struct dst_wire_welcome)
+
+void dst_msg_encode(struct dst_wire_hdr *h, const struct dst_msg *m);
+int dst_msg_decode(const struct dst_wire_hdr *h, struct dst_msg *m);
+void dst_hello_encode(struct dst_wire_hello *w, const struct dst_hello *h);
+int dst_hello_decode(const struct dst_wire_hello *w, struct dst_hello *h);
+void dst_welcome_encode(struct dst_wire_welcome *w,
+			const struct dst_geometry *g);
+int dst_welcome_decode(const struct dst_wire_welcome *w,
+		       struct dst_geometry *g);
+int dst_check_request(const struct dst_msg *m, const struct dst_geometry *g,
+		      const char **why);
+u32 dst_request_payload(const struct dst_msg *m);
+int dst_status_to_errno(u32 status);
+const char *dst_cmd_name(u8 cmd);
+
+/* conn.c: one TCP socket */
+struct socket *dst_sock_connect(struct net *net,
+				const struct sockaddr_storage *addr,
+				int timeout_ms);
+struct socket *dst_sock_listen(struct net *net,
+			       const struct sockaddr_storage *addr);
+void dst_sock_setup(struct socket *sock, bool memalloc);
+void dst_sock_set_timeout(struct socket *sock, int timeout_ms);
+int dst_sock_send(struct socket *sock, const void *buf, size_t len,
+		  int flags);
+int dst_sock_send_bvec(struct socket *sock, const struct bio_vec *bv,
+		       bool zero_copy, int flags);
+int dst_sock_recv(struct socket *sock, void *buf, size_t len);
+int dst_sock_recv_bvec(struct socket *sock, const struct bio_vec *bv);
+int dst_sock_discard(struct socket *sock, size_t len);
+int dst_sock_peer(struct socket *sock, struct sockaddr_storage *ss);
+
+/* trans.c: in-flight transactions of a remote node */
+struct dst_cmd {
+	struct mutex lock;	/* a reply vs. timeout vs. connection loss */
+	unsigned long flags;
+	u16 gen;		/* bumped at every start: stale replies */
+	u8 op;			/* DST_CMD_* sent */
+	blk_status_t status;
+};
+
+#define DST_CMD_INFLIGHT	0	/* sent, reply awaited; owner completes */
+
+u64 dst_trans_start(struct request *rq);
+struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
+			       const char **why);
+bool dst_trans_finish(struct request *rq, blk_status_t status);
+void dst_trans_fail_hctx(struct blk_mq_tag_set *set, int hctx);
+void dst_trans_fail_all(struct blk_mq_tag_set *set);
+
+/* client.c: remote nodes */
+int dst_remote_start(struct dst_node *node);
+void dst_remote_stop(struct dst_node *node);
+ssize_t dst_remote_show_device(struct dst_node *node, char *buf);
+
+/* export.c: export nodes */
+int dst_export_start(struct dst_node *node);
+void dst_export_stop(struct dst_node *node);
+ssize_t dst_export_show_clients(struct dst_node *node, char *buf);
 
 /* configfs.c */
 int dst_configfs_init(void);

@@ -96,6 +96,53 @@ netns_pair() {
 	wait_for 10 ip netns exec dst-cli ping -c1 -W1 10.99.0.1 > /dev/null
 }
 
+# in_ns NS CMD...: run CMD in network namespace NS only.  (ip netns exec
+# would also remount /sys and hide configfs.)
+in_ns() {
+	local ns=$1
+	shift
+	nsenter --net="/run/netns/$ns" "$@"
+}
+
+# cfs_write FILE VALUE [NS]: write a configfs attribute (from NS, if given).
+cfs_write() {
+	if [ -n "${3:-}" ]; then
+		in_ns "$3" sh -c 'echo "$2" > "$1"' sh "$1" "$2"
+	else
+		echo "$2" > "$1"
+	fi
+}
+
+# dst_export NAME DEVICE ADDR [ATTR=VALUE...]: create an export and enable
+# it from the server namespace ($DST_SRV_NS, default dst-srv).
+dst_export() {
+	local name=$1 dev=$2 addr=$3 kv d=$DST_CFS/exports/$1
+	shift 3
+	mkdir "$d"
+	echo "$dev" > "$d/device"
+	echo "$addr" > "$d/addr"
+	for kv in "$@"; do
+		echo "${kv#*=}" > "$d/${kv%%=*}"
+	done
+	cfs_write "$d/enable" 1 "${DST_SRV_NS:-dst-srv}"
+}
+
+# dst_attach NAME ADDR [ATTR=VALUE...]: create a remote and enable it from
+# the client namespace ($DST_CLI_NS, default dst-cli); DST_DEV is then its
+# /dev/dstN.
+dst_attach() {
+	local name=$1 addr=$2 kv d=$DST_CFS/remotes/$1
+	shift 2
+	mkdir "$d"
+	echo "$addr" > "$d/addr"
+	for kv in "$@"; do
+		echo "${kv#*=}" > "$d/${kv%%=*}"
+	done
+	cfs_write "$d/enable" 1 "${DST_CLI_NS:-dst-cli}"
+	DST_DEV=/dev/$(cut -d' ' -f1 "$d/device")
+	wait_for 10 test -b "$DST_DEV"
+}
+
 dst_teardown() {
 	dst_unload || echo "teardown: dst did not unload" >&2
 	if [ -n "${DST_MADE_NETNS:-}" ]; then

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DST connections: the TCP sockets under both roles.
+ *
+ * Creating them (in the network namespace the node was enabled from),
+ * tuning them for a storage path that must not recurse into reclaim,
+ * and moving whole frames: a header, a buffer, or a page of a request
+ * sent without a copy where the page allows it and received straight into
+ * the request's pages.  What the bytes mean is client.c's and export.c's
+ * business; their layout is proto.c's.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/net.h>
+#include <linux/sched/mm.h>
+#include <linux/tcp.h>
+#include <linux/uio.h>
+#include <net/ipv6.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "dst.h"
+
+/*
+ * A storage socket: no Nagle (a 32-byte header must not wait for an ACK),
+ * and no allocation that could recurse into I/O, since the pages being
+ * reclaimed may be the ones this socket is writing out.  @memalloc lets
+ * the client's sockets dip into the emergency reserves, as nbd does, so
+ * swap on DST can make progress.  sk_use_task_frag must be off: a socket
+ * used from reclaim context must not use the task's page fragment.
+ */
+void dst_sock_setup(struct socket *sock, bool memalloc)
+{
+	struct sock *sk = sock->sk;
+
+	tcp_sock_set_nodelay(sk);
+	lock_sock(sk);
+	sk->sk_allocation = GFP_NOIO | (memalloc ? __GFP_MEMALLOC : 0);
+	sk->sk_use_task_frag = false;
+	release_sock(sk);
+	if (memalloc)
+		sk_set_memalloc(sk);
+}
+
+/* Bound blocking sends and receives (handshake); 0 means forever. */
+void dst_sock_set_timeout(struct socket *sock, int timeout_ms)
+{
+	long t = timeout_ms ? msecs_to_jiffies(timeout_ms) :
+			      MAX_SCHEDULE_TIMEOUT;
+
+	lock_sock(sock->sk);
+	sock->sk->sk_rcvtimeo = t;
+	sock->sk->sk_sndtimeo = t;
+	release_sock(sock->sk);
+}
+
+static int dst_addrlen(const struct sockaddr_storage *addr)
+{
+	return addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					     sizeof(struct sockaddr_in);
+}
+
+/**
+ * dst_sock_connect - connect to a server
+ * @net: network namespace to create the socket in
+ * @addr: server address
+ * @timeout_ms: bound on the connect and on later blocking calls
+ *
+ * Returns the connected socket or an ERR_PTR: -ECONNREFUSED, -ETIMEDOUT,
+ * -ENETUNREACH, ... as the network said.
+ */
+struct socket *dst_sock_connect(struct net *net,
+				const struct sockaddr_storage *addr,
+				int timeout_ms)
+{
+	struct socket *sock;
+	int err;
+
+	err = sock_create_kern(net, addr->ss_family, SOCK_STREAM, IPPROTO_TCP,
+			       &sock);
+	if (err)
+		return ERR_PTR(err);
+	dst_sock_setup(sock, true);
+	dst_sock_set_timeout(sock, timeout_ms);
+	err = kernel_connect(sock, (struct sockaddr *)addr, dst_addrlen(addr),
+			     0);
+	if (err) {
+		sock_release(sock);
+		/* A blocking connect that ran out of time says EINPROGRESS. */
+		return ERR_PTR(err == -EINPROGRESS ? -ETIMEDOUT : err);
+	}
+	return sock;
+}
+
+/*
+ * A listening socket.  An IPv6 wildcard listens on IPv6 only, so that
+ * "0.0.0.0:p" and "[::]:p" can be two exports, as with any daemon that
+ * binds both.
+ */
+struct socket *dst_sock_listen(struct net *net,
+			       const struct sockaddr_storage *addr)
+{
+	struct socket *sock;
+	int err;
+
+	err = sock_create_kern(net, addr->ss_family, SOCK_STREAM, IPPROTO_TCP,
+			       &sock);
+	if (err)
+		return ERR_PTR(err);
+	sock_set_reuseaddr(sock->sk);
+	if (addr->ss_family == AF_INET6)
+		ip6_sock_set_v6only(sock->sk);
+	err = kernel_bind(sock, (struct sockaddr *)addr, dst_addrlen(addr));
+	if (!err)
+		err = kernel_listen(sock, 128);
+	if (err) {
+		sock_release(sock);
+		return ERR_PTR(err);
+	}
+	return sock;
+}
+
+int dst_sock_peer(struct socket *sock, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	return kernel_getpeername(sock, (struct sockaddr *)ss) < 0 ? -ENOTCONN
+								     : 0;
+}
+
+/*
+ * Send or receive all of @iter.  Short transfers are continued; a
+ * closed connection is -EPIPE (send) or -ECONNRESET (receive), so the
+ * callers can tell a peer that left from one that misbehaved.
+ */
+static int dst_sock_xfer(struct socket *sock, struct iov_iter *iter,
+			 bool send, int flags)
+{
+	unsigned int noreclaim = memalloc_noreclaim_save();
+	struct msghdr msg = { };
+	int ret = 0;
+
+	while (iov_iter_count(iter)) {
+		msg.msg_iter = *iter;
+		msg.msg_flags = flags | MSG_NOSIGNAL | (send ? 0 : MSG_WAITALL);
+		ret = send ? sock_sendmsg(sock, &msg) :
+			     sock_recvmsg(sock, &msg, msg.msg_flags);
+		if (ret <= 0) {
+			if (ret == 0)
+				ret = send ? -EPIPE : -ECONNRESET;
+			else if (ret == -EAGAIN)
+				ret = -ETIMEDOUT;
+			break;
+		}
+		iov_iter_advance(iter, ret);
+		ret = 0;
+	}
+	memalloc_noreclaim_restore(noreclaim);
+	return ret;
+}
+
+int dst_sock_send(struct socket *sock, const void *buf, size_t len, int flags)
+{
+	struct kvec kv = { .iov_base = (void *)buf, .iov_len = len };
+	struct iov_iter iter;
+
+	iov_iter_kvec(&iter, ITER_SOURCE, &kv, 1, len);
+	return dst_sock_xfer(sock, &iter, true, flags);
+}
+
+int dst_sock_recv(struct socket *sock, void *buf, size_t len)
+{
+	struct kvec kv = { .iov_base = buf, .iov_len = len };
+	struct iov_iter iter;
+
+	iov_iter_kvec(&iter, ITER_DEST, &kv, 1, len);
+	return dst_sock_xfer(sock, &iter, false, 0);
+}
+
+/**
+ * dst_sock_send_bvec - send one segment of data
+ * @sock: the socket
+ * @bv: the segment
+ * @zero_copy: the page stays untouched until the peer acknowledged it
+ *	(it belongs to a request that completes only on the reply, or its
+ *	last reference goes with the socket buffer), so it may be sent
+ *	without a copy
+ * @flags: MSG_MORE while more of the frame follows
+ */
+int dst_sock_send_bvec(struct socket *sock, const struct bio_vec *bv,
+		       bool zero_copy, int flags)
+{
+	unsigned int noreclaim;
+	struct iov_iter iter;
+	size_t done = 0;
+	int ret = 0;
+
+	if (!zero_copy || !sendpage_ok(bv->bv_page)) {
+		iov_iter_bvec(&iter, ITER_SOURCE, bv, 1, bv->bv_len);
+		return dst_sock_xfer(sock, &iter, true, flags);
+	}
+
+	noreclaim = memalloc_noreclaim_save();
+	while (done < bv->bv_len) {
+		ret = kernel_sendpage(sock, bv->bv_page, bv->bv_offset + done,
+				      bv->bv_len - done, flags | MSG_NOSIGNAL);
+		if (ret <= 0) {
+			ret = ret ? ret : -EPIPE;
+			if (ret == -EAGAIN)
+				ret = -ETIMEDOUT;
+			break;
+		}
+		done += ret;
+		ret = 0;
+	}
+	memalloc_noreclaim_restore(noreclaim);
+	return ret;
+}
+
+int dst_sock_recv_bvec(struct socket *sock, const struct bio_vec *bv)
+{
+	struct iov_iter iter;
+
+	iov_iter_bvec(&iter, ITER_DEST, bv, 1, bv->bv_len);
+	return dst_sock_xfer(sock, &iter, false, 0);
+}
+
+/* Read and drop @len bytes: the data of a reply nobody waits for. */
+int dst_sock_discard(struct socket *sock, size_t len)
+{
+	static char sink[512];
+	int err = 0;
+
+	/* Nobody reads the sink: concurrent writers may share it. */
+	while (len && !err) {
+		size_t n = min(len, sizeof(sink));
+
+		err = dst_sock_recv(sock, sink, n);
+		len -= n;
+	}
+	return err;
+}

@@ -1,0 +1,827 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DST export node: serve a local block device to remote nodes.
+ *
+ * Enabling an export opens its backing device exclusively and listens.
+ * The listening socket's sk_data_ready callback queues the accept work;
+ * every accepted connection gets a receive loop (a work item on the
+ * export's receive workqueue) that shakes hands, then reads requests,
+ * validates them against what was negotiated and turns each into a bio
+ * for the backing device.  The bio's completion queues the reply; a send
+ * work item per connection (on a second workqueue, so replies never wait
+ * behind receive loops) sends replies in batches, data pages without a
+ * copy.
+ *
+ * Memory: per-request state comes from a mempool, bios from a bio_set,
+ * data pages from the page allocator with a mempool of pages as the
+ * reserve that guarantees progress, taken one request at a time so that
+ * two requests can never each hold half of it.  Reserve pages are sent
+ * with a copy because they return to the pool, not to the page allocator,
+ * when the request is done.
+ *
+ * Disabling stops accepting, stops reading requests, answers what is in
+ * flight (draining the backing device), then closes every connection and
+ * releases the device.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/mempool.h>
+#include <linux/nsproxy.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
+
+#include "dst.h"
+
+#define DST_SRV_MAX_IO		(BIO_MAX_VECS * PAGE_SIZE)	/* 1 MiB */
+#define DST_SRV_MAX_PAGES	(DST_SRV_MAX_IO / PAGE_SIZE)
+#define DST_SRV_MAX_RANGE	SZ_1G	/* discard, write zeroes */
+#define DST_SRV_MAX_INFLIGHT	1024	/* per connection */
+#define DST_SRV_MAX_CONNS	200	/* per export */
+#define DST_SRV_RESERVE_IOS	16
+#define DST_SRV_HELLO_MS	10000	/* a client must say HELLO by then */
+#define DST_SRV_SEND_MS		30000	/* a client must read replies */
+
+struct dst_export {
+	struct dst_node *node;
+	struct net *net;
+	struct block_device *bdev;
+	fmode_t mode;
+	struct dst_geometry geo;	/* what every client is offered */
+
+	struct socket *lsock;
+	void (*saved_data_ready)(struct sock *sk);
+	struct work_struct accept_work;
+
+	struct workqueue_struct *recv_wq;	/* one loop per connection */
+	struct workqueue_struct *send_wq;	/* replies, accept */
+
+	struct bio_set bs;
+	mempool_t *io_pool;
+	mempool_t *page_pool;
+	struct mutex reserve_lock;	/* one request at a time in the reserve */
+
+	struct mutex conns_lock;
+	struct list_head conns;
+	int nr_conns;
+	bool stopping;
+	wait_queue_head_t wait;		/* the last connection is gone */
+};
+
+struct dst_sconn {
+	struct dst_export *exp;
+	struct list_head entry;		/* exp->conns */
+	struct socket *sock;
+	struct sockaddr_storage peer;
+	struct dst_geometry geo;	/* negotiated on this connection */
+	struct work_struct recv_work;
+	struct work_struct send_work;
+
+	spinlock_t lock;		/* replies; taken from bio completion */
+	struct list_head replies;
+	atomic_t inflight;		/* requests read and not yet freed */
+	wait_queue_head_t wait;
+	bool dead;			/* sending failed: drop replies */
+};
+
+/* One request, from its header until its reply is sent. */
+struct dst_io {
+	struct dst_sconn *conn;
+	struct list_head entry;
+	struct dst_msg m;		/* becomes the reply */
+	struct bio *bio;
+	unsigned int nr_pages;
+	unsigned int nr_normal;		/* pages[0..nr_normal) not reserve */
+	struct page *pages[DST_SRV_MAX_PAGES];
+};
+
+/* --- requests ------------------------------------------------------ */
+
+static void dst_io_free(struct dst_io *io)
+{
+	struct dst_sconn *conn = io->conn;
+	struct dst_export *exp = conn->exp;
+	unsigned int i;
+
+	if (io->bio)
+		bio_put(io->bio);
+	for (i = 0; i < io->nr_pages; i++) {
+		if (i < io->nr_normal)
+			put_page(io->pages[i]);
+		else
+			mempool_free(io->pages[i], exp->page_pool);
+	}
+	mempool_free(io, exp->io_pool);
+	atomic_dec(&conn->inflight);
+	wake_up(&conn->wait);
+}
+
+static struct dst_io *dst_io_alloc(struct dst_sconn *conn,
+				   const struct dst_msg *m)
+{
+	struct dst_io *io = mempool_alloc(conn->exp->io_pool, GFP_NOIO);
+
+	atomic_inc(&conn->inflight);
+	io->conn = conn;
+	INIT_LIST_HEAD(&io->entry);
+	io->m = *m;
+	io->m.cmd |= DST_CMD_REPLY;
+	io->m.status = DST_ST_OK;
+	io->bio = NULL;
+	io->nr_pages = 0;
+	io->nr_normal = 0;
+	return io;
+}
+
+/*
+ * Pages for @len bytes of data: from the page allocator while it gives
+ * them without a fight, then from the reserve, which waits for other
+ * requests to give pages back and so cannot fail.
+ */
+static void dst_io_alloc_pages(struct dst_io *io, u32 len)
+{
+	struct dst_export *exp = io->conn->exp;
+	unsigned int nr = DIV_ROUND_UP(len, PAGE_SIZE);
+
+	while (io->nr_pages < nr) {
+		struct page *page = alloc_page(GFP_NOIO | __GFP_NORETRY |
+					       __GFP_NOWARN);
+
+		if (!page)
+			break;
+		io->pages[io->nr_pages++] = page;
+	}
+	io->nr_normal = io->nr_pages;
+	if (io->nr_pages == nr)
+		return;
+
+	mutex_lock(&exp->reserve_lock);
+	while (io->nr_pages < nr)
+		io->pages[io->nr_pages++] = mempool_alloc(exp->page_pool,
+							  GFP_NOIO);
+	mutex_unlock(&exp->reserve_lock);
+}
+
+static u32 dst_bio_status(blk_status_t st)
+{
+	switch (st) {
+	case BLK_STS_OK:	return DST_ST_OK;
+	case BLK_STS_NOSPC:	return DST_ST_NOSPC;
+	case BLK_STS_NOTSUPP:	return DST_ST_NOTSUPP;
+	default:		return DST_ST_IO;
+	}
+}
+
+static void dst_queue_reply(struct dst_io *io)
+{
+	struct dst_sconn *conn = io->conn;
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	list_add_tail(&io->entry, &conn->replies);
+	spin_unlock_irqrestore(&conn->lock, flags);
+	queue_work(conn->exp->send_wq, &conn->send_work);
+}
+
+/* May run in interrupt context: only note the status and queue. */
+static void dst_bio_end_io(struct bio *bio)
+{
+	struct dst_io *io = bio->bi_private;
+
+	io->m.status = dst_bio_status(bio->bi_status);
+	dst_queue_reply(io);
+}
+
+static blk_opf_t dst_io_opf(const struct dst_msg *m)
+{
+	blk_opf_t fua = m->flags & DST_F_FUA ? REQ_FUA : 0;
+
+	/* m is already the reply: look at the request's code. */
+	switch (m->cmd & ~DST_CMD_REPLY) {
+	case DST_CMD_READ:
+		return REQ_OP_READ;
+	case DST_CMD_WRITE:
+		return REQ_OP_WRITE | fua;
+	case DST_CMD_FLUSH:
+		return REQ_OP_WRITE | REQ_PREFLUSH;
+	case DST_CMD_DISCARD:
+		return REQ_OP_DISCARD;
+	default:
+		return REQ_OP_WRITE_ZEROES | fua |
+		       (m->flags & DST_F_NO_UNMAP ? REQ_NOUNMAP : 0);
+	}
+}
+
+/* Hand a validated request to the backing device. */
+static void dst_io_submit(struct dst_io *io)
+{
+	struct dst_export *exp = io->conn->exp;
+	const struct dst_msg *m = &io->m;
+	struct bio *bio;
+	unsigned int i;
+
+	bio = bio_alloc_bioset(exp->bdev, io->nr_pages, dst_io_opf(m),
+			       GFP_NOIO, &exp->bs);
+	bio->bi_iter.bi_sector = m->offset >> SECTOR_SHIFT;
+	bio->bi_private = io;
+	bio->bi_end_io = dst_bio_end_io;
+	for (i = 0; i < io->nr_pages; i++) {
+		u32 len = min_t(u32, PAGE_SIZE, m->len - i * PAGE_SIZE);
+
+		__bio_add_page(bio, io->pages[i], len, 0);
+	}
+	if (!io->nr_pages && m->cmd != (DST_CMD_FLUSH | DST_CMD_REPLY))
+		bio->bi_iter.bi_size = m->len;	/* discard, write zeroes */
+	io->bio = bio;
+	submit_bio(bio);
+}
+
+/* --- replies ------------------------------------------------------- */
+
+static int dst_send_reply(struct dst_sconn *conn, struct dst_io *io,
+			  bool more)
+{
+	bool data = io->m.cmd == (DST_CMD_READ | DST_CMD_REPLY) &&
+		    io->m.status == DST_ST_OK;
+	struct dst_wire_hdr hdr;
+	unsigned int i;
+	int err;
+
+	dst_msg_encode(&hdr, &io->m);
+	err = dst_sock_send(conn->sock, &hdr, sizeof(hdr),
+			    data || more ? MSG_MORE : 0);
+	for (i = 0; data && !err && i < io->nr_pages; i++) {
+		struct bio_vec bv = {
+			.bv_page = io->pages[i],
+			.bv_len = min_t(u32, PAGE_SIZE,
+					io->m.len - i * PAGE_SIZE),
+		};
+		bool last = i + 1 == io->nr_pages;
+
+		/* A normal page lives on in the socket buffer after put_page. */
+		err = dst_sock_send_bvec(conn->sock, &bv, i < io->nr_normal,
+					 last && !more ? 0 : MSG_MORE);
+	}
+	return err;
+}
+
+static void dst_send_work(struct work_struct *work)
+{
+	struct dst_sconn *conn = container_of(work, struct dst_sconn,
+					      send_work);
+	unsigned int noio = memalloc_noio_save();
+	struct dst_io *io, *next;
+	LIST_HEAD(batch);
+
+	for (;;) {
+		spin_lock_irq(&conn->lock);
+		list_splice_init(&conn->replies, &batch);
+		spin_unlock_irq(&conn->lock);
+		if (list_empty(&batch))
+			break;
+
+		list_for_each_entry_safe(io, next, &batch, entry) {
+			list_del(&io->entry);
+			if (!conn->dead &&
+			    dst_send_reply(conn, io, !list_empty(&batch))) {
+				conn->dead = true;
+				kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+			}
+			dst_io_free(io);
+		}
+	}
+	memalloc_noio_restore(noio);
+}
+
+/* --- a connection -------------------------------------------------- */
+
+static int dst_sconn_reply_hello(struct dst_sconn *conn, u32 status)
+{
+	struct {
+		struct dst_wire_hdr hdr;
+		struct dst_wire_welcome welcome;
+	} buf;
+	struct dst_msg m = {
+		.cmd = DST_CMD_HELLO | DST_CMD_REPLY,
+		.status = status,
+		.len = status ? 0 : DST_WELCOME_SIZE,
+	};
+
+	dst_msg_encode(&buf.hdr, &m);
+	if (status)
+		return dst_sock_send(conn->sock, &buf.hdr, DST_HDR_SIZE, 0);
+	dst_welcome_encode(&buf.welcome, &conn->geo);
+	return dst_sock_send(conn->sock, &buf, sizeof(buf), 0);
+}
+
+/*
+ * The first frame must be a well-formed HELLO for this export; the
+ * answer is the welcome with what this connection may do, or a status
+ * that tells the client why not.  Returns 0 when the client is in.
+ */
+static int dst_sconn_handshake(struct dst_sconn *conn)
+{
+	struct dst_export *exp = conn->exp;
+	struct dst_node *node = exp->node;
+	struct dst_wire_hello w;
+	struct dst_wire_hdr hdr;
+	struct dst_geometry *g = &conn->geo;
+	struct dst_hello h;
+	struct dst_msg m;
+	u32 status = DST_ST_OK;
+	int err;
+
+	err = dst_sock_recv(conn->sock, &hdr, sizeof(hdr));
+	if (err)
+		return err;
+	if (dst_msg_decode(&hdr, &m) || m.cmd != DST_CMD_HELLO ||
+	    m.len != DST_HELLO_SIZE || m.id || m.offset || m.status) {
+		pr_err("%s: %pISpc: not a DST v%d HELLO; closing\n",
+		       node->name, &conn->peer, DST_PROTO_VERSION);
+		return -EPROTO;
+	}
+	err = dst_sock_recv(conn->sock, &w, sizeof(w));
+	if (err)
+		return err;
+	if (dst_hello_decode(&w, &h)) {
+		pr_err("%s: %pISpc: malformed HELLO; closing\n", node->name,
+		       &conn->peer);
+		return -EPROTO;
+	}
+
+	*g = exp->geo;
+	g->version = DST_PROTO_VERSION;
+	if (h.version_min > DST_PROTO_VERSION ||
+	    h.version_max < DST_PROTO_VERSION_MIN)
+		status = DST_ST_VERSION;
+	else if (strcmp(h.export, node->name))
+		status = DST_ST_NOENT;
+	else if (READ_ONCE(exp->stopping))
+		status = DST_ST_BUSY;
+	else if (h.max_io < PAGE_SIZE)
+		status = DST_ST_INVAL;
+	if (status) {
+		pr_warn("%s: %pISpc: refused (export '%s'): status %u\n",
+			node->name, &conn->peer, h.export, status);
+		dst_sconn_reply_hello(conn, status);
+		return -EPERM;
+	}
+
+	/* Grant what both sides can do; read-only if either side says so. */
+	g->features &= h.features | DST_FEAT_READ_ONLY;
+	g->features |= h.features & DST_FEAT_READ_ONLY;
+	g->max_io = min_t(u32, g->max_io, rounddown(h.max_io, PAGE_SIZE));
+	if (!(g->features & DST_FEAT_DISCARD))
+		g->max_discard = 0;
+	if (!(g->features & DST_FEAT_WRITE_ZEROES))
+		g->max_write_zeroes = 0;
+	err = dst_sconn_reply_hello(conn, DST_ST_OK);
+	if (err)
+		return err;
+	pr_info("%s: client %pISpc attached%s\n", node->name, &conn->peer,
+		g->features & DST_FEAT_READ_ONLY ? " read-only" : "");
+	return 0;
+}
+
+/*
+ * Read one request and start it.  Returns 0 to go on, 1 for an orderly
+ * goodbye, or an error that ends the connection.
+ */
+static int dst_sconn_recv_request(struct dst_sconn *conn)
+{
+	struct dst_node *node = conn->exp->node;
+	struct dst_wire_hdr hdr;
+	const char *why = NULL;
+	struct dst_io *io;
+	struct dst_msg m;
+	unsigned int i;
+	int ret;
+
+	ret = dst_sock_recv(conn->sock, &hdr, sizeof(hdr));
+	if (ret)
+		return ret;
+	if (dst_msg_decode(&hdr, &m)) {
+		why = "bad magic or version";
+		ret = -EPROTO;
+	} else {
+		ret = dst_check_request(&m, &conn->geo, &why);
+	}
+	if (ret < 0) {
+		pr_err("%s: %pISpc: protocol error: %s (cmd %u, %u bytes at %llu); closing\n",
+		       node->name, &conn->peer, why, m.cmd, m.len, m.offset);
+		return ret;
+	}
+	if (m.cmd == DST_CMD_BYE)
+		return 1;
+
+	io = dst_io_alloc(conn, &m);
+	if (ret > 0) {
+		/* Well formed but refused: skip its data, say why. */
+		io->m.status = ret;
+		ret = dst_sock_discard(conn->sock, dst_request_payload(&m));
+		if (ret) {
+			dst_io_free(io);
+			return ret;
+		}
+		dst_queue_reply(io);
+		return 0;
+	}
+
+	switch (m.cmd) {
+	case DST_CMD_PING:
+		dst_queue_reply(io);
+		return 0;
+	case DST_CMD_READ:
+		dst_io_alloc_pages(io, m.len);
+		break;
+	case DST_CMD_WRITE:
+		dst_io_alloc_pages(io, m.len);
+		for (i = 0; i < io->nr_pages; i++) {
+			struct bio_vec bv = {
+				.bv_page = io->pages[i],
+				.bv_len = min_t(u32, PAGE_SIZE,
+						m.len - i * PAGE_SIZE),
+			};
+
+			ret = dst_sock_recv_bvec(conn->sock, &bv);
+			if (ret) {
+				dst_io_free(io);
+				return ret;
+			}
+		}
+		break;
+	}
+	dst_io_submit(io);
+	return 0;
+}
+
+static bool dst_sconn_may_read(struct dst_sconn *conn)
+{
+	return atomic_read(&conn->inflight) < DST_SRV_MAX_INFLIGHT ||
+	       READ_ONCE(conn->exp->stopping);
+}
+
+/* A connection's whole life, after accept. */
+static void dst_sconn_recv_work(struct work_struct *work)
+{
+	struct dst_sconn *conn = container_of(work, struct dst_sconn,
+					      recv_work);
+	struct dst_export *exp = conn->exp;
+	struct dst_node *node = exp->node;
+	unsigned int noio = memalloc_noio_save();
+	int err;
+
+	dst_sock_set_timeout(conn->sock, DST_SRV_HELLO_MS);
+	err = dst_sconn_handshake(conn);
+	if (!err) {
+		dst_sock_set_timeout(conn->sock, 0);
+		lock_sock(conn->sock->sk);
+		conn->sock->sk->sk_sndtimeo = msecs_to_jiffies(DST_SRV_SEND_MS);
+		release_sock(conn->sock->sk);
+	}
+	while (!err) {
+		/* Back-pressure: a client may not queue unbounded work. */
+		wait_event(conn->wait, dst_sconn_may_read(conn));
+		err = dst_sconn_recv_request(conn);
+	}
+	if (err < 0 && err != -ECONNRESET && err != -EPERM &&
+	    !READ_ONCE(exp->stopping))
+		pr_warn("%s: client %pISpc: connection error %d\n",
+			node->name, &conn->peer, err);
+
+	/* Answer what was read (unless sending failed), then close. */
+	wait_event(conn->wait, !atomic_read(&conn->inflight));
+	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+	flush_work(&conn->send_work);
+	memalloc_noio_restore(noio);
+
+	mutex_lock(&exp->conns_lock);
+	list_del(&conn->entry);
+	exp->nr_conns--;
+	mutex_unlock(&exp->conns_lock);
+	wake_up(&exp->wait);
+
+	pr_info("%s: client %pISpc detached\n", node->name, &conn->peer);
+	sock_release(conn->sock);
+	kfree(conn);
+}
+
+static void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
+{
+	struct dst_node *node = exp->node;
+	struct dst_sconn *conn;
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn) {
+		sock_release(sock);
+		return;
+	}
+	conn->exp = exp;
+	conn->sock = sock;
+	spin_lock_init(&conn->lock);
+	INIT_LIST_HEAD(&conn->replies);
+	atomic_set(&conn->inflight, 0);
+	init_waitqueue_head(&conn->wait);
+	INIT_WORK(&conn->recv_work, dst_sconn_recv_work);
+	INIT_WORK(&conn->send_work, dst_send_work);
+
+	/*
+	 * A child socket is born with its listener's callbacks: give it
+	 * back the stock sk_data_ready, which wakes the receive loop.
+	 */
+	write_lock_bh(&sock->sk->sk_callback_lock);
+	sock->sk->sk_data_ready = exp->saved_data_ready;
+	sock->sk->sk_user_data = NULL;
+	write_unlock_bh(&sock->sk->sk_callback_lock);
+	dst_sock_setup(sock, false);
+	dst_sock_peer(sock, &conn->peer);
+
+	mutex_lock(&exp->conns_lock);
+	if (exp->stopping || exp->nr_conns >= DST_SRV_MAX_CONNS) {
+		mutex_unlock(&exp->conns_lock);
+		pr_warn_ratelimited("%s: %pISpc: %s; connection refused\n",
+				    node->name, &conn->peer, exp->stopping ?
+				    "export stopping" : "too many connections");
+		sock_release(sock);
+		kfree(conn);
+		return;
+	}
+	list_add_tail(&conn->entry, &exp->conns);
+	exp->nr_conns++;
+	mutex_unlock(&exp->conns_lock);
+	queue_work(exp->recv_wq, &conn->recv_work);
+}
+
+/* --- listening ----------------------------------------------------- */
+
+static void dst_accept_work(struct work_struct *work)
+{
+	struct dst_export *exp = container_of(work, struct dst_export,
+					      accept_work);
+	struct socket *sock;
+	int err;
+
+	for (;;) {
+		err = kernel_accept(exp->lsock, &sock, O_NONBLOCK);
+		if (err) {
+			if (err != -EAGAIN)
+				pr_warn("%s: accept failed: %d\n",
+					exp->node->name, err);
+			return;
+		}
+		dst_export_add_conn(exp, sock);
+	}
+}
+
+static void dst_listen_data_ready(struct sock *sk)
+{
+	struct dst_export *exp;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	exp = sk->sk_user_data;
+	if (exp && sk->sk_state == TCP_LISTEN)
+		queue_work(exp->send_wq, &exp->accept_work);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static int dst_export_listen(struct dst_export *exp)
+{
+	struct dst_node *node = exp->node;
+	struct sock *sk;
+
+	exp->lsock = dst_sock_listen(exp->net, &node->cfg.addr);
+	if (IS_ERR(exp->lsock)) {
+		int err = PTR_ERR(exp->lsock);
+
+		exp->lsock = NULL;
+		pr_err("%s: cannot listen on %pISpc: %d\n", node->name,
+		       &node->cfg.addr, err);
+		return err;
+	}
+	sk = exp->lsock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = exp;
+	exp->saved_data_ready = sk->sk_data_ready;
+	sk->sk_data_ready = dst_listen_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	/* Clients may have connected before the callback was in place. */
+	queue_work(exp->send_wq, &exp->accept_work);
+	return 0;
+}
+
+static void dst_export_unlisten(struct dst_export *exp)
+{
+	struct sock *sk = exp->lsock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = exp->saved_data_ready;
+	sk->sk_user_data = NULL;
+	write_unlock_bh(&sk->sk_callback_lock);
+	cancel_work_sync(&exp->accept_work);
+	sock_release(exp->lsock);
+	exp->lsock = NULL;
+}
+
+/* --- the backing device -------------------------------------------- */
+
+static int dst_export_open_bdev(struct dst_export *exp)
+{
+	struct dst_node *node = exp->node;
+	bool ro = dst_node_get_param(node, DST_P_READ_ONLY);
+	struct dst_geometry *g = &exp->geo;
+	u64 want = dst_node_get_param(node, DST_P_SIZE);
+	struct block_device *bdev;
+	u64 have;
+
+	if (!node->cfg.device[0]) {
+		pr_err("%s: set device before enabling\n", node->name);
+		return -EINVAL;
+	}
+	exp->mode = FMODE_READ | FMODE_EXCL | (ro ? 0 : FMODE_WRITE);
+	bdev = blkdev_get_by_path(node->cfg.device, exp->mode, exp);
+	if (IS_ERR(bdev)) {
+		pr_err("%s: cannot open %s: %ld\n", node->name,
+		       node->cfg.device, PTR_ERR(bdev));
+		return PTR_ERR(bdev);
+	}
+	exp->bdev = bdev;
+
+	memset(g, 0, sizeof(*g));
+	g->lbs = bdev_logical_block_size(bdev);
+	g->pbs = min_t(u32, bdev_physical_block_size(bdev), SZ_64K);
+	have = round_down(bdev_nr_bytes(bdev), g->lbs);
+	if (want > have || want % g->lbs) {
+		pr_err("%s: size %llu does not fit %s (%llu bytes, %u-byte blocks)\n",
+		       node->name, want, node->cfg.device, have, g->lbs);
+		goto inval;
+	}
+	g->size = want ? want : have;
+	if (!g->size) {
+		pr_err("%s: %s is empty\n", node->name, node->cfg.device);
+		goto inval;
+	}
+	g->max_io = DST_SRV_MAX_IO;
+	if (ro || bdev_read_only(bdev))
+		g->features |= DST_FEAT_READ_ONLY;
+	if (bdev_write_cache(bdev))
+		g->features |= DST_FEAT_FLUSH | DST_FEAT_FUA;
+	if (bdev_max_discard_sectors(bdev)) {
+		g->features |= DST_FEAT_DISCARD;
+		g->max_discard = round_down(min_t(u64, DST_SRV_MAX_RANGE,
+				(u64)bdev_max_discard_sectors(bdev) <<
+				SECTOR_SHIFT), g->lbs);
+	}
+	if (bdev_write_zeroes_sectors(bdev)) {
+		g->features |= DST_FEAT_WRITE_ZEROES;
+		g->max_write_zeroes = round_down(min_t(u64, DST_SRV_MAX_RANGE,
+				(u64)bdev_write_zeroes_sectors(bdev) <<
+				SECTOR_SHIFT), g->lbs);
+	}
+	return 0;
+
+inval:
+	blkdev_put(bdev, exp->mode);
+	exp->bdev = NULL;
+	return -EINVAL;
+}
+
+/* --- enable and disable -------------------------------------------- */
+
+static void dst_export_free(struct dst_export *exp)
+{
+	if (exp->send_wq)
+		destroy_workqueue(exp->send_wq);
+	if (exp->recv_wq)
+		destroy_workqueue(exp->recv_wq);
+	mempool_destroy(exp->page_pool);
+	mempool_destroy(exp->io_pool);
+	bioset_exit(&exp->bs);
+	if (exp->bdev)
+		blkdev_put(exp->bdev, exp->mode);
+	put_net(exp->net);
+	kfree(exp);
+}
+
+/**
+ * dst_export_start - open the backing device and listen
+ * @node: the node, locked, with its configuration
+ *
+ * Returns 0, or the errno the administrator's "echo 1 > enable" sees:
+ * -EINVAL without a device or with a size that does not fit it,
+ * -EDESTADDRREQ without an address, what opening the device said
+ * (-ENOENT, -ENOTBLK, -EBUSY when someone else holds it exclusively,
+ * -EACCES/-EROFS for a read-only device opened for writing), what bind
+ * said (-EADDRINUSE, -EADDRNOTAVAIL).
+ */
+int dst_export_start(struct dst_node *node)
+{
+	struct dst_export *exp;
+	int err;
+
+	lockdep_assert_held(&node->lock);
+	if (!node->cfg.addr_set) {
+		pr_err("%s: set addr before enabling\n", node->name);
+		return -EDESTADDRREQ;
+	}
+	exp = kzalloc(sizeof(*exp), GFP_KERNEL);
+	if (!exp)
+		return -ENOMEM;
+	exp->node = node;
+	exp->net = get_net(current->nsproxy->net_ns);
+	INIT_WORK(&exp->accept_work, dst_accept_work);
+	mutex_init(&exp->reserve_lock);
+	mutex_init(&exp->conns_lock);
+	INIT_LIST_HEAD(&exp->conns);
+	init_waitqueue_head(&exp->wait);
+
+	err = dst_export_open_bdev(exp);
+	if (err)
+		goto out;
+
+	err = -ENOMEM;
+	if (bioset_init(&exp->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS))
+		goto out;
+	exp->io_pool = mempool_create_kmalloc_pool(DST_SRV_RESERVE_IOS,
+						   sizeof(struct dst_io));
+	exp->page_pool = mempool_create_page_pool(DST_SRV_MAX_PAGES, 0);
+	exp->recv_wq = alloc_workqueue("dst-%s-rx", WQ_MEM_RECLAIM |
+				       WQ_UNBOUND, 0, node->name);
+	exp->send_wq = alloc_workqueue("dst-%s-tx", WQ_MEM_RECLAIM |
+				       WQ_UNBOUND | WQ_HIGHPRI, 0, node->name);
+	if (!exp->io_pool || !exp->page_pool || !exp->recv_wq ||
+	    !exp->send_wq)
+		goto out;
+
+	node->exp = exp;
+	err = dst_export_listen(exp);
+	if (err) {
+		node->exp = NULL;
+		goto out;
+	}
+	node->eff_size = exp->geo.size;
+	pr_info("%s: exporting %s (%llu bytes%s) on %pISpc\n", node->name,
+		node->cfg.device, exp->geo.size,
+		exp->geo.features & DST_FEAT_READ_ONLY ? ", read-only" : "",
+		&node->cfg.addr);
+	return 0;
+out:
+	dst_export_free(exp);
+	return err;
+}
+
+/**
+ * dst_export_stop - stop serving: drain, close the clients, release
+ * @node: the node, locked
+ */
+void dst_export_stop(struct dst_node *node)
+{
+	struct dst_export *exp = node->exp;
+	struct dst_sconn *conn;
+
+	lockdep_assert_held(&node->lock);
+	dst_export_unlisten(exp);
+
+	/*
+	 * Stop reading requests; every receive loop then answers what it
+	 * read, closes and frees its connection.
+	 */
+	mutex_lock(&exp->conns_lock);
+	WRITE_ONCE(exp->stopping, true);
+	list_for_each_entry(conn, &exp->conns, entry) {
+		kernel_sock_shutdown(conn->sock, SHUT_RD);
+		wake_up(&conn->wait);
+	}
+	mutex_unlock(&exp->conns_lock);
+	wait_event(exp->wait, !READ_ONCE(exp->nr_conns));
+
+	pr_info("%s: stopped exporting %s\n", node->name, node->cfg.device);
+	node->exp = NULL;
+	node->eff_size = 0;
+	dst_export_free(exp);
+}
+
+ssize_t dst_export_show_clients(struct dst_node *node, char *buf)
+{
+	struct dst_export *exp;
+	struct dst_sconn *conn;
+	ssize_t len = 0;
+
+	mutex_lock(&node->lock);
+	exp = node->enabled ? node->exp : NULL;
+	if (exp) {
+		mutex_lock(&exp->conns_lock);
+		list_for_each_entry(conn, &exp->conns, entry)
+			len += sysfs_emit_at(buf, len, "%pISpc%s\n",
+					     &conn->peer,
+					     conn->geo.features &
+					     DST_FEAT_READ_ONLY ? " ro" : "");
+		mutex_unlock(&exp->conns_lock);
+	}
+	mutex_unlock(&node->lock);
+	return len;
+}
