@@ -145,6 +145,10 @@ dst_attach() {
 
 dst_teardown() {
 	dst_unload || echo "teardown: dst did not unload" >&2
+	local ns
+	for ns in ${DST_EXTRA_NETNS:-}; do
+		ip netns del "$ns" 2>/dev/null || true
+	done
 	if [ -n "${DST_MADE_NETNS:-}" ]; then
 		ip netns del dst-srv 2>/dev/null || true
 		ip netns del dst-cli 2>/dev/null || true
@@ -152,4 +156,36 @@ dst_teardown() {
 	if [ -n "${DST_MADE_BRD:-}" ]; then
 		rmmod brd 2>/dev/null || true
 	fi
+}
+
+# cfs_errno FILE VALUE [NS]: write VALUE to FILE (from NS, if given) and
+# print OK or the errno name (ENOENT, EBUSY, ...) the write returned.
+cfs_errno() {
+	local ns=()
+	[ -n "${3:-}" ] && ns=(nsenter --net="/run/netns/$3")
+	"${ns[@]}" python3 -c '
+import errno, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_WRONLY)
+    try:
+        os.write(fd, sys.argv[2].encode() + b"\n")
+    finally:
+        os.close(fd)
+    print("OK")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$1" "$2"
+}
+
+# netns_client NS N: one more client namespace NS joined to dst-srv by
+# its own veth, server 10.99.N.1, client 10.99.N.2.
+netns_client() {
+	ip netns add "$1"
+	DST_EXTRA_NETNS="${DST_EXTRA_NETNS:-} $1"
+	ip link add "vs-$1" netns dst-srv type veth peer name "vc-$1" netns "$1"
+	ip -n dst-srv addr add "10.99.$2.1/24" dev "vs-$1"
+	ip -n "$1" addr add "10.99.$2.2/24" dev "vc-$1"
+	ip -n "$1" link set lo up
+	ip -n dst-srv link set "vs-$1" up
+	ip -n "$1" link set "vc-$1" up
+	wait_for 10 in_ns "$1" ping -c1 -W1 "10.99.$2.1" > /dev/null
 }
