@@ -61,6 +61,18 @@ static int dst_addrlen(const struct sockaddr_storage *addr)
 					     sizeof(struct sockaddr_in);
 }
 
+/* A kernel TCP socket for @addr's family, in @net. */
+static struct socket *dst_sock_new(struct net *net,
+				   const struct sockaddr_storage *addr)
+{
+	struct socket *sock;
+	int err;
+
+	err = sock_create_kern(net, addr->ss_family, SOCK_STREAM, IPPROTO_TCP,
+			       &sock);
+	return err ? ERR_PTR(err) : sock;
+}
+
 /**
  * dst_sock_connect - connect to a server
  * @net: network namespace to create the socket in
@@ -74,13 +86,11 @@ struct socket *dst_sock_connect(struct net *net,
 				const struct sockaddr_storage *addr,
 				int timeout_ms)
 {
-	struct socket *sock;
+	struct socket *sock = dst_sock_new(net, addr);
 	int err;
 
-	err = sock_create_kern(net, addr->ss_family, SOCK_STREAM, IPPROTO_TCP,
-			       &sock);
-	if (err)
-		return ERR_PTR(err);
+	if (IS_ERR(sock))
+		return sock;
 	dst_sock_setup(sock, true);
 	dst_sock_set_timeout(sock, timeout_ms);
 	err = kernel_connect(sock, (struct sockaddr *)addr, dst_addrlen(addr),
@@ -101,13 +111,11 @@ struct socket *dst_sock_connect(struct net *net,
 struct socket *dst_sock_listen(struct net *net,
 			       const struct sockaddr_storage *addr)
 {
-	struct socket *sock;
+	struct socket *sock = dst_sock_new(net, addr);
 	int err;
 
-	err = sock_create_kern(net, addr->ss_family, SOCK_STREAM, IPPROTO_TCP,
-			       &sock);
-	if (err)
-		return ERR_PTR(err);
+	if (IS_ERR(sock))
+		return sock;
 	sock_set_reuseaddr(sock->sk);
 	if (addr->ss_family == AF_INET6)
 		ip6_sock_set_v6only(sock->sk);
