@@ -66,7 +66,7 @@ struct dst_export {
 	mempool_t *page_pool;
 	struct mutex reserve_lock;	/* one request at a time in the reserve */
 
-	struct mutex conns_lock;
+	struct mutex conns_lock;	/* conns, nr_conns, stopping */
 	struct list_head conns;
 	int nr_conns;
 	bool stopping;
@@ -629,6 +629,14 @@ static void dst_export_unlisten(struct dst_export *exp)
 
 /* --- the backing device -------------------------------------------- */
 
+/* Bytes of discard or write zeroes offered for a device limit in sectors. */
+static u32 dst_range_limit(unsigned int sectors, u32 lbs)
+{
+	u64 bytes = min_t(u64, DST_SRV_MAX_RANGE, (u64)sectors << SECTOR_SHIFT);
+
+	return round_down(bytes, lbs);
+}
+
 static int dst_export_open_bdev(struct dst_export *exp)
 {
 	struct dst_node *node = exp->node;
@@ -670,18 +678,14 @@ static int dst_export_open_bdev(struct dst_export *exp)
 		g->features |= DST_FEAT_READ_ONLY;
 	if (bdev_write_cache(bdev))
 		g->features |= DST_FEAT_FLUSH | DST_FEAT_FUA;
-	if (bdev_max_discard_sectors(bdev)) {
+	g->max_discard = dst_range_limit(bdev_max_discard_sectors(bdev),
+					 g->lbs);
+	if (g->max_discard)
 		g->features |= DST_FEAT_DISCARD;
-		g->max_discard = round_down(min_t(u64, DST_SRV_MAX_RANGE,
-				(u64)bdev_max_discard_sectors(bdev) <<
-				SECTOR_SHIFT), g->lbs);
-	}
-	if (bdev_write_zeroes_sectors(bdev)) {
+	g->max_write_zeroes = dst_range_limit(bdev_write_zeroes_sectors(bdev),
+					      g->lbs);
+	if (g->max_write_zeroes)
 		g->features |= DST_FEAT_WRITE_ZEROES;
-		g->max_write_zeroes = round_down(min_t(u64, DST_SRV_MAX_RANGE,
-				(u64)bdev_write_zeroes_sectors(bdev) <<
-				SECTOR_SHIFT), g->lbs);
-	}
 	return 0;
 
 inval:
