@@ -5,11 +5,22 @@
  * Enabling a remote opens `connections` TCP connections to the server,
  * shakes hands on each (all must describe the same export), and adds a
  * blk-mq disk with one hardware queue per connection.  queue_rq sends a
- * request on its queue's connection, in the submitter's context
- * (BLK_MQ_F_BLOCKING: sending may sleep); each connection's receive loop
- * runs as a work item on the node's own WQ_MEM_RECLAIM workqueue, reads
- * replies straight into the request's pages and completes them.
- * trans.c names the transactions and decides who completes each one.
+ * request in the submitter's context (BLK_MQ_F_BLOCKING: sending may
+ * sleep) on its queue's connection, or on a surviving one; each
+ * connection's receive loop runs as a work item on the node's own
+ * WQ_MEM_RECLAIM workqueue, reads replies straight into the request's
+ * pages and completes them.  trans.c names the transactions and decides
+ * who owns each one.
+ *
+ * The network is allowed to fail (docs/resilience.md has the state
+ * machines).  An unanswered request is resent after trans_scan_timeout
+ * ms, up to trans_max_retries times.  A connection that dies -- reset,
+ * FIN, protocol error, or no answer to keepalive PINGs -- leaves its
+ * requests as orphans and is reconnected with capped exponential backoff;
+ * the server fences the old connection during the new handshake, and
+ * only then are the orphans resent.  With no connection at all the queue
+ * is quiesced: I/O is held, not failed, until fail_timeout_s passes (-1:
+ * forever), after which it fails fast until a reconnection succeeds.
  *
  * Disabling deletes the disk while the connections still work, so dirty
  * data is written back and requests in flight finish; requests issued
@@ -24,13 +35,17 @@
 #include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/nsproxy.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
+#include <net/sock.h>
 
 #include "dst.h"
 
-#define DST_CONNECT_TIMEOUT_MS	10000	/* connect and handshake */
+#define DST_CONNECT_TIMEOUT_MS	10000	/* connect and handshake at enable */
+#define DST_RECONNECT_TIMEOUT_MS 5000	/* ... and for each reconnect attempt */
+#define DST_RECONNECT_MAX_MS	10000	/* backoff cap, unless the delay is more */
 #define DST_DETACH_GRACE_MS	5000	/* without progress, while detaching */
 #define DST_MAX_DISKS		(1 << (MINORBITS - DST_PART_SHIFT))
 
@@ -38,13 +53,19 @@ static DEFINE_IDA(dst_index_ida);
 
 struct dst_remote;
 
-/* One connection = one hardware queue. */
+/*
+ * One connection slot = one hardware queue.  The slot outlives its
+ * sockets: each reconnection installs a new one and bumps the epoch.
+ */
 struct dst_rconn {
 	struct dst_remote *rem;
 	int idx;
+	struct mutex tx_lock;	/* one frame at a time; live, epoch */
+	bool live;		/* frames may be sent; cleared by the rx loop */
+	u32 epoch;		/* incarnation, for orphans and resends */
+	struct mutex sock_lock;	/* sock pointer vs. shutdown */
 	struct socket *sock;
-	struct mutex tx_lock;	/* one frame at a time; guards dead */
-	bool dead;
+	unsigned long last_rx;	/* jiffies of the last frame received */
 	struct work_struct recv_work;
 };
 
@@ -54,14 +75,35 @@ struct dst_remote {
 	struct dst_geometry geo;	/* as the server described it */
 	bool read_only;
 	int index;			/* dstN */
-	struct workqueue_struct *wq;	/* receive loops, detach watchdog */
+	u64 session;			/* names us to the server's fence */
+	struct workqueue_struct *wq;	/* rx loops, reconnect, timers */
 	struct blk_mq_tag_set set;
+	struct dst_trans_gens *gens;	/* per tag, see trans.c */
 	struct gendisk *disk;
 
-	bool stopping;
+	/* Configuration, fixed while enabled. */
+	unsigned int max_retries;
+	unsigned int ka_ms, reconnect_ms;
+	int fail_s;
+
+	/* The link (docs/resilience.md), under state_lock. */
+	struct mutex state_lock;
+	int nr_live;
+	bool quiesced;			/* no connection: I/O held */
+	bool failfast;			/* none for fail_s: I/O fails */
+	bool stopping;			/* also read lockless */
+
+	struct delayed_work reconnect_work;
+	unsigned int attempt;		/* since the link last went down */
+	struct delayed_work fail_work;
+	struct delayed_work ka_work;
+
 	atomic_long_t completions;	/* progress, for the watchdog */
 	long seen;
 	struct delayed_work watchdog;
+
+	struct dst_io_stats __percpu *stats;
+	atomic64_t reconnects, resends, timeouts;
 
 	int nr_conns;
 	struct dst_rconn conns[];
@@ -73,22 +115,38 @@ static const char *dst_rem_name(struct dst_remote *rem)
 }
 
 /*
- * Take a connection out of service: no frame is sent on it any more, and
- * its receive loop returns.  What it had in flight is failed by whoever
- * stops the receive loop, once nothing can arrive for it.
+ * Take a connection out of service: its socket is shut down, so sends
+ * fail and its receive loop returns, which does the rest (see
+ * dst_rconn_down()).  Any context that may sleep; idempotent.
  */
 static void dst_rconn_kill(struct dst_rconn *conn)
 {
-	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
-	mutex_lock(&conn->tx_lock);
-	conn->dead = true;
-	mutex_unlock(&conn->tx_lock);
+	mutex_lock(&conn->sock_lock);
+	if (conn->sock)
+		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+	mutex_unlock(&conn->sock_lock);
+}
+
+static void dst_remote_set_link(struct dst_remote *rem)
+{
+	int link;
+
+	lockdep_assert_held(&rem->state_lock);
+	if (rem->nr_live == rem->nr_conns)
+		link = DST_LINK_UP;
+	else if (rem->nr_live)
+		link = DST_LINK_DEGRADED;
+	else if (rem->failfast)
+		link = DST_LINK_FAILED;
+	else
+		link = DST_LINK_RECONNECTING;
+	WRITE_ONCE(rem->node->link, link);
 }
 
 /* --- handshake ----------------------------------------------------- */
 
 static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
-			       struct dst_geometry *geo)
+			       struct socket *sock, struct dst_geometry *geo)
 {
 	struct dst_node *node = rem->node;
 	struct {
@@ -103,6 +161,10 @@ static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 		.version_max = DST_PROTO_VERSION,
 		.features = DST_FEAT_ALL,
 		.max_io = dst_node_get_param(node, DST_P_MAX_PAGES) * PAGE_SIZE,
+		.session = rem->session,
+		.slot = conn->idx,
+		.nr_queues = rem->nr_conns,
+		.queue_depth = dst_node_get_param(node, DST_P_QUEUE_DEPTH),
 	};
 	struct dst_msg m = {
 		.cmd = DST_CMD_HELLO,
@@ -110,7 +172,7 @@ static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 	};
 	int err;
 
-	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	buf = kzalloc(sizeof(*buf), GFP_NOIO);
 	if (!buf)
 		return -ENOMEM;
 	if (!dst_node_get_param(node, DST_P_READ_ONLY))
@@ -119,9 +181,9 @@ static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 	dst_msg_encode(&buf->hdr, &m);
 	dst_hello_encode(&buf->hello, &hello);
 
-	err = dst_sock_send(conn->sock, buf, DST_HDR_SIZE + DST_HELLO_SIZE, 0);
+	err = dst_sock_send(sock, buf, DST_HDR_SIZE + DST_HELLO_SIZE, 0);
 	if (!err)
-		err = dst_sock_recv(conn->sock, &buf->hdr, DST_HDR_SIZE);
+		err = dst_sock_recv(sock, &buf->hdr, DST_HDR_SIZE);
 	if (err) {
 		pr_err("%s: handshake with %pISpc failed: %d\n", node->name,
 		       &node->cfg.addr, err);
@@ -148,7 +210,7 @@ static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 		err = -EPROTO;
 		goto out;
 	}
-	err = dst_sock_recv(conn->sock, &buf->welcome, DST_WELCOME_SIZE);
+	err = dst_sock_recv(sock, &buf->welcome, DST_WELCOME_SIZE);
 	if (err)
 		goto out;
 	err = dst_welcome_decode(&buf->welcome, geo);
@@ -165,34 +227,43 @@ out:
 	return err;
 }
 
-static int dst_rconn_open(struct dst_remote *rem, struct dst_rconn *conn)
+/*
+ * Connect slot @conn and shake hands.  The first connection of an attach
+ * fixes the geometry; every later one, and every reconnection, must see
+ * the same export.  Returns the socket, ready for the receive loop.
+ */
+static struct socket *dst_rconn_open(struct dst_remote *rem,
+				     struct dst_rconn *conn, bool first,
+				     int timeout_ms)
 {
 	struct dst_node *node = rem->node;
 	struct dst_geometry geo;
+	struct socket *sock;
 	int err;
 
-	conn->sock = dst_sock_connect(rem->net, &node->cfg.addr,
-				      DST_CONNECT_TIMEOUT_MS);
-	if (IS_ERR(conn->sock)) {
-		err = PTR_ERR(conn->sock);
-		conn->sock = NULL;
-		pr_err("%s: cannot connect to %pISpc: %d\n", node->name,
-		       &node->cfg.addr, err);
-		return err;
+	sock = dst_sock_connect(rem->net, &node->cfg.addr, timeout_ms);
+	if (IS_ERR(sock)) {
+		pr_err("%s: cannot connect to %pISpc: %ld\n", node->name,
+		       &node->cfg.addr, PTR_ERR(sock));
+		return sock;
 	}
-	err = dst_rconn_handshake(rem, conn, &geo);
+	err = dst_rconn_handshake(rem, conn, sock, &geo);
 	if (err)
-		return err;
+		goto fail;
 
-	if (conn->idx == 0) {
+	if (first) {
 		rem->geo = geo;
 	} else if (memcmp(&geo, &rem->geo, sizeof(geo))) {
-		pr_err("%s: connection %d to %pISpc negotiated a different export\n",
+		pr_err("%s: connection %d to %pISpc found a different export (size, blocks or features changed)\n",
 		       node->name, conn->idx, &node->cfg.addr);
-		return -EPROTO;
+		err = -ESTALE;
+		goto fail;
 	}
-	dst_sock_set_timeout(conn->sock, 0);
-	return 0;
+	dst_sock_set_timeout(sock, 0);
+	return sock;
+fail:
+	sock_release(sock);
+	return ERR_PTR(err);
 }
 
 /* --- sending ------------------------------------------------------- */
@@ -251,6 +322,42 @@ static u8 dst_rq_op(struct request *rq, u16 *flags)
 	}
 }
 
+/*
+ * A live connection for a request of queue @idx, with its tx_lock held:
+ * the queue's own, else the next survivor.  NULL if there is none.
+ */
+static struct dst_rconn *dst_pick_conn(struct dst_remote *rem, int idx)
+{
+	int i;
+
+	for (i = 0; i < rem->nr_conns; i++) {
+		struct dst_rconn *c = &rem->conns[(idx + i) % rem->nr_conns];
+
+		mutex_lock(&c->tx_lock);
+		if (c->live)
+			return c;
+		mutex_unlock(&c->tx_lock);
+	}
+	return NULL;
+}
+
+/*
+ * A reply for a request being resent got there first (dst_recv_reply()
+ * took it, data and all): finish the request instead of sending it.
+ * Called with cmd->lock held; true if so.
+ */
+static bool dst_cmd_take_answer(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	lockdep_assert_held(&cmd->lock);
+	if (!test_and_clear_bit(DST_CMD_ANSWERED, &cmd->flags))
+		return false;
+	clear_bit(DST_CMD_RESENDING, &cmd->flags);
+	blk_mq_complete_request(rq);
+	return true;
+}
+
 static blk_status_t dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 				 const struct blk_mq_queue_data *bd)
 {
@@ -259,7 +366,8 @@ static blk_status_t dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct request *rq = bd->rq;
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	struct dst_msg m = { };
-	u16 gen;
+	bool resend = false;
+	blk_status_t ret;
 	int err;
 
 	m.cmd = dst_rq_op(rq, &m.flags);
@@ -271,42 +379,99 @@ static blk_status_t dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 		m.offset = blk_rq_pos(rq) << SECTOR_SHIFT;
 		m.len = blk_rq_bytes(rq);
 	}
-
-	blk_mq_start_request(rq);
-	mutex_lock(&conn->tx_lock);
-	if (conn->dead) {
-		mutex_unlock(&conn->tx_lock);
-		return BLK_STS_IOERR;
+	/* A requeued request keeps RQF_DONTPREP: its history goes on. */
+	if (!(rq->rq_flags & RQF_DONTPREP)) {
+		cmd->flags = 0;
+		cmd->conn = -1;
+		cmd->retries = 0;
+		rq->rq_flags |= RQF_DONTPREP;
 	}
+	blk_mq_start_request(rq);
 	mutex_lock(&cmd->lock);
-	m.id = dst_trans_start(rq);
-	gen = cmd->gen;
+	if (dst_cmd_take_answer(rq)) {
+		mutex_unlock(&cmd->lock);
+		return BLK_STS_OK;
+	}
+	mutex_unlock(&cmd->lock);
+
+	/*
+	 * A copy sent before on a connection that has not been replaced
+	 * since may still be executed by the server: send this one on the
+	 * same connection with the same id (the server executes a
+	 * transaction once per connection and answers it once), or, if
+	 * that died, hold it as an orphan until the reconnection has fenced
+	 * it.
+	 */
+	if (cmd->conn >= 0) {
+		conn = &rem->conns[cmd->conn];
+		mutex_lock(&conn->tx_lock);
+		if (conn->epoch == cmd->epoch) {
+			resend = true;
+			if (conn->live)
+				goto send;
+			ret = BLK_STS_OK;
+			mutex_lock(&cmd->lock);
+			if (!dst_cmd_take_answer(rq)) {
+				clear_bit(DST_CMD_RESENDING, &cmd->flags);
+				if (READ_ONCE(rem->failfast) ||
+				    READ_ONCE(rem->stopping))
+					ret = BLK_STS_IOERR;
+				else
+					set_bit(DST_CMD_ORPHAN, &cmd->flags);
+			}
+			mutex_unlock(&cmd->lock);
+			mutex_unlock(&conn->tx_lock);
+			return ret;
+		}
+		mutex_unlock(&conn->tx_lock);
+	}
+	resend = false;
+	conn = dst_pick_conn(rem, hctx->queue_num);
+	if (!conn) {
+		/* Any copy is fenced: no reply can come for it any more. */
+		clear_bit(DST_CMD_RESENDING, &cmd->flags);
+		/*
+		 * No connection: fail fast once fail_timeout_s has passed,
+		 * else give the request back; the queue is (being) quiesced
+		 * and is run again when a connection comes back.
+		 */
+		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
+			return BLK_STS_IOERR;
+		return BLK_STS_RESOURCE;
+	}
+
+send:
+	mutex_lock(&cmd->lock);
+	if (dst_cmd_take_answer(rq)) {
+		mutex_unlock(&cmd->lock);
+		mutex_unlock(&conn->tx_lock);
+		return BLK_STS_OK;
+	}
+	clear_bit(DST_CMD_RESENDING, &cmd->flags);
+	m.id = dst_trans_start(rem->gens, rq, resend);
 	cmd->op = m.cmd;
+	cmd->conn = conn->idx;
+	cmd->epoch = conn->epoch;
+	/* Where this frame will end in the byte stream (tx_lock is ours). */
+	cmd->seq = dst_sock_queued_seq(conn->sock) + DST_HDR_SIZE +
+		   (m.cmd == DST_CMD_WRITE ? m.len : 0);
 	set_bit(DST_CMD_INFLIGHT, &cmd->flags);
 	mutex_unlock(&cmd->lock);
 
-	/* From here on the reply may complete rq at any moment. */
+	/*
+	 * From here on the reply may complete rq at any moment.  If the
+	 * send fails, rq stays in flight on this connection: killing it
+	 * makes the receive loop orphan rq with the rest, to be resent
+	 * after the reconnection.
+	 */
 	err = dst_rconn_send(conn, rq, &m);
 	mutex_unlock(&conn->tx_lock);
-	if (!err)
-		return BLK_STS_OK;
-
-	if (!READ_ONCE(rem->stopping))
-		pr_err("%s: send on connection %d failed: %d\n",
-		       dst_rem_name(rem), conn->idx, err);
-	dst_rconn_kill(conn);
-	/*
-	 * An incomplete frame gets no reply, but the receive loop, seeing
-	 * the connection die, may have failed rq already: the generation
-	 * tells us whether rq is still this incarnation.
-	 */
-	mutex_lock(&cmd->lock);
-	if (cmd->gen == gen && test_and_clear_bit(DST_CMD_INFLIGHT,
-						  &cmd->flags)) {
-		mutex_unlock(&cmd->lock);
-		return BLK_STS_IOERR;
+	if (err) {
+		if (!READ_ONCE(rem->stopping))
+			pr_warn("%s: send on connection %d failed: %d\n",
+				dst_rem_name(rem), conn->idx, err);
+		dst_rconn_kill(conn);
 	}
-	mutex_unlock(&cmd->lock);
 	return BLK_STS_OK;
 }
 
@@ -314,34 +479,103 @@ static void dst_complete_rq(struct request *rq)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	struct dst_remote *rem = rq->q->queuedata;
+	enum dst_dir dir;
 
+	if (cmd->requeue) {
+		cmd->requeue = false;
+		blk_mq_requeue_request(rq, true);
+		return;
+	}
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+		dir = DST_DIR_READ;
+		break;
+	case REQ_OP_WRITE:
+		dir = DST_DIR_WRITE;
+		break;
+	default:
+		dir = DST_DIR_OTHER;
+		break;
+	}
+	dst_stats_account(rem->stats, dir, blk_rq_bytes(rq),
+			  cmd->status != BLK_STS_OK);
 	atomic_long_inc(&rem->completions);
 	blk_mq_end_request(rq, cmd->status);
 }
 
 /*
- * No reply in time: fail the request.  A reply that still comes is
- * recognised as stale and dropped (resending is the resilience work).
+ * No reply within trans_scan_timeout.  Sent on a live connection: resend
+ * it there (the server answers once for both copies), up to
+ * trans_max_retries times, then fail it with a timeout.  Orphaned: hold
+ * it while the node has no connection at all (fail_timeout_s decides),
+ * else count the wait as a retry too.
  */
 static enum blk_eh_timer_return dst_timeout(struct request *rq)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	struct dst_remote *rem = rq->q->queuedata;
-	bool mine;
+	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
+	unsigned int bytes = blk_rq_bytes(rq);
+	const char *op = dst_cmd_name(cmd->op);
+	enum { HOLD, RESEND, TIMEOUT, FAIL } what = HOLD;
+	unsigned int tries;
 
 	mutex_lock(&cmd->lock);
-	mine = test_and_clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
-	if (mine)
-		cmd->status = BLK_STS_TIMEOUT;
+	tries = cmd->retries;
+	if (test_bit(DST_CMD_INFLIGHT, &cmd->flags)) {
+		/*
+		 * The server has not even received all of it: the network
+		 * is slow, and a copy queued behind it would only be slower.
+		 * Keepalive finds out if the connection is dead.  (While
+		 * INFLIGHT is set under cmd->lock, the socket stays.)
+		 */
+		if (dst_sock_acked(rem->conns[cmd->conn].sock, cmd->seq))
+			what = cmd->retries < rem->max_retries ? RESEND :
+								 TIMEOUT;
+	} else if (test_bit(DST_CMD_ORPHAN, &cmd->flags)) {
+		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
+			what = FAIL;
+		else if (READ_ONCE(rem->nr_live) &&
+			 cmd->retries++ >= rem->max_retries)
+			what = TIMEOUT;
+	}
+	switch (what) {
+	case HOLD:
+		break;
+	case RESEND:
+		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
+		set_bit(DST_CMD_RESENDING, &cmd->flags);
+		tries = ++cmd->retries;
+		dst_trans_requeue(rq);
+		break;
+	default:
+		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
+		clear_bit(DST_CMD_ORPHAN, &cmd->flags);
+		cmd->status = what == FAIL ? BLK_STS_IOERR : BLK_STS_TIMEOUT;
+		blk_mq_complete_request(rq);
+		break;
+	}
 	mutex_unlock(&cmd->lock);
-	if (!mine)
-		return BLK_EH_RESET_TIMER;	/* not sent yet, or completing */
 
-	pr_warn_ratelimited("%s: %s of %u bytes at %llu timed out\n",
-			    dst_rem_name(rem), dst_cmd_name(cmd->op),
-			    blk_rq_bytes(rq),
-			    (u64)blk_rq_pos(rq) << SECTOR_SHIFT);
-	blk_mq_complete_request(rq);
+	/* rq may be on its way again or finished: use the copies. */
+	switch (what) {
+	case HOLD:
+		return BLK_EH_RESET_TIMER;
+	case RESEND:
+		atomic64_inc(&rem->resends);
+		pr_warn_ratelimited("%s: %s of %u bytes at %llu unanswered; resending (%u of %u)\n",
+				    dst_rem_name(rem), op, bytes, pos, tries,
+				    rem->max_retries);
+		break;
+	case TIMEOUT:
+		atomic64_inc(&rem->timeouts);
+		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends\n",
+				   dst_rem_name(rem), op, bytes, pos,
+				   rem->max_retries);
+		break;
+	case FAIL:
+		break;
+	}
 	return BLK_EH_DONE;
 }
 
@@ -360,6 +594,7 @@ static int dst_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
 	mutex_init(&cmd->lock);
+	cmd->conn = -1;
 	return 0;
 }
 
@@ -423,6 +658,15 @@ static int dst_recv_reply(struct dst_rconn *conn)
 		why = "not a reply";
 		goto proto;
 	}
+	/* Any frame proves the connection alive to the keepalive. */
+	WRITE_ONCE(conn->last_rx, jiffies);
+	if (m.cmd == (DST_CMD_PING | DST_CMD_REPLY)) {
+		if (m.len || m.status) {
+			why = "malformed PING reply";
+			goto proto;
+		}
+		return 0;
+	}
 
 	rq = dst_trans_find(&rem->set, m.id, &why);
 	if (!rq) {
@@ -439,6 +683,11 @@ static int dst_recv_reply(struct dst_rconn *conn)
 	}
 
 	cmd = blk_mq_rq_to_pdu(rq);
+	if (cmd->conn != conn->idx) {
+		mutex_unlock(&cmd->lock);
+		why = "reply on a connection its request was not sent on";
+		goto proto;
+	}
 	if (m.cmd != (cmd->op | DST_CMD_REPLY) ||
 	    (cmd->op != DST_CMD_FLUSH &&
 	     (m.len != blk_rq_bytes(rq) ||
@@ -454,7 +703,13 @@ static int dst_recv_reply(struct dst_rconn *conn)
 			return err;
 		}
 	}
-	dst_trans_finish(rq, dst_status_to_blk(m.status));
+	if (test_bit(DST_CMD_RESENDING, &cmd->flags)) {
+		/* Requeued to be resent: queue_rq finishes it instead. */
+		cmd->status = dst_status_to_blk(m.status);
+		set_bit(DST_CMD_ANSWERED, &cmd->flags);
+	} else {
+		dst_trans_finish(rq, dst_status_to_blk(m.status));
+	}
 	mutex_unlock(&cmd->lock);
 	return 0;
 
@@ -464,24 +719,216 @@ proto:
 	return -EPROTO;
 }
 
+static void dst_rconn_down(struct dst_rconn *conn, int err);
+
 static void dst_recv_work(struct work_struct *work)
 {
 	struct dst_rconn *conn = container_of(work, struct dst_rconn,
 					      recv_work);
-	struct dst_remote *rem = conn->rem;
+	unsigned int noio = memalloc_noio_save();
 	int err;
 
 	do {
 		err = dst_recv_reply(conn);
 	} while (!err);
+	dst_rconn_down(conn, err);
+	memalloc_noio_restore(noio);
+}
 
-	if (!READ_ONCE(rem->stopping))
-		pr_err("%s: connection %d to %pISpc lost: %d; its I/O fails\n",
-		       dst_rem_name(rem), conn->idx, &rem->node->cfg.addr,
-		       err);
+/* --- the link: connections going down and coming back --------------- */
+
+/*
+ * The receive loop of @conn has ended: nothing more can arrive on it.
+ * Stop sending on it, orphan what it carried, and let the reconnect work
+ * bring it back.  Losing the last connection quiesces the queue (I/O is
+ * held) and starts the fail_timeout_s clock.
+ */
+static void dst_rconn_down(struct dst_rconn *conn, int err)
+{
+	struct dst_remote *rem = conn->rem;
+	unsigned int orphans;
+	bool stopping;
+
 	dst_rconn_kill(conn);
-	/* Nothing can arrive for this queue any more. */
-	dst_trans_fail_hctx(&rem->set, conn->idx);
+	mutex_lock(&conn->tx_lock);
+	conn->live = false;
+	mutex_unlock(&conn->tx_lock);
+	orphans = dst_trans_orphan(&rem->set, conn->idx);
+
+	mutex_lock(&rem->state_lock);
+	rem->nr_live--;
+	stopping = rem->stopping;
+	if (!stopping && !rem->nr_live && !rem->failfast) {
+		blk_mq_quiesce_queue_nowait(rem->disk->queue);
+		rem->quiesced = true;
+		if (rem->fail_s >= 0)
+			queue_delayed_work(rem->wq, &rem->fail_work,
+					   rem->fail_s * HZ);
+	}
+	dst_remote_set_link(rem);
+	if (!stopping)
+		queue_delayed_work(rem->wq, &rem->reconnect_work, 0);
+	mutex_unlock(&rem->state_lock);
+
+	if (stopping || READ_ONCE(rem->failfast)) {
+		dst_trans_fail_orphans(&rem->set, conn->idx);
+		return;
+	}
+	pr_warn("%s: connection %d to %pISpc lost (%d) with %u request%s in flight; reconnecting\n",
+		dst_rem_name(rem), conn->idx, &rem->node->cfg.addr, err,
+		orphans, orphans == 1 ? "" : "s");
+}
+
+/* Put a fresh, fenced socket in slot @conn and resend its orphans. */
+static void dst_rconn_up(struct dst_rconn *conn, struct socket *sock)
+{
+	struct dst_remote *rem = conn->rem;
+	struct socket *old;
+	unsigned int n;
+
+	mutex_lock(&conn->sock_lock);
+	old = conn->sock;
+	conn->sock = sock;
+	mutex_unlock(&conn->sock_lock);
+	if (old)
+		sock_release(old);
+
+	WRITE_ONCE(conn->last_rx, jiffies);
+	mutex_lock(&conn->tx_lock);
+	conn->epoch++;
+	conn->live = true;
+	mutex_unlock(&conn->tx_lock);
+	queue_work(rem->wq, &conn->recv_work);
+
+	n = dst_trans_resend_orphans(&rem->set, conn->idx);
+	atomic64_add(n, &rem->resends);
+	atomic64_inc(&rem->reconnects);
+
+	mutex_lock(&rem->state_lock);
+	rem->nr_live++;
+	rem->failfast = false;
+	cancel_delayed_work(&rem->fail_work);
+	if (rem->quiesced) {
+		rem->quiesced = false;
+		blk_mq_unquiesce_queue(rem->disk->queue);
+	}
+	dst_remote_set_link(rem);
+	mutex_unlock(&rem->state_lock);
+	pr_info("%s: connection %d to %pISpc is back; %u request%s resent\n",
+		dst_rem_name(rem), conn->idx, &rem->node->cfg.addr, n,
+		n == 1 ? "" : "s");
+}
+
+/* Capped exponential backoff from reconnect_delay_ms. */
+static unsigned long dst_reconnect_delay(struct dst_remote *rem)
+{
+	unsigned int shift = min(rem->attempt, 16U);
+	u64 ms = (u64)rem->reconnect_ms << shift;
+
+	ms = min_t(u64, ms, max(rem->reconnect_ms, DST_RECONNECT_MAX_MS));
+	return msecs_to_jiffies(ms);
+}
+
+static void dst_reconnect_work(struct work_struct *work)
+{
+	struct dst_remote *rem = container_of(to_delayed_work(work),
+					      struct dst_remote,
+					      reconnect_work);
+	unsigned int noio = memalloc_noio_save();
+	bool again = false;
+	int i;
+
+	for (i = 0; i < rem->nr_conns && !READ_ONCE(rem->stopping); i++) {
+		struct dst_rconn *conn = &rem->conns[i];
+		struct socket *sock;
+
+		if (READ_ONCE(conn->live))
+			continue;
+		/* Its old receive loop must be quite finished. */
+		flush_work(&conn->recv_work);
+		rem->attempt++;
+		pr_info("%s: reconnect attempt %u to %pISpc (connection %d)\n",
+			dst_rem_name(rem), rem->attempt, &rem->node->cfg.addr,
+			i);
+		sock = dst_rconn_open(rem, conn, false,
+				      DST_RECONNECT_TIMEOUT_MS);
+		if (IS_ERR(sock)) {
+			again = true;
+			continue;
+		}
+		dst_rconn_up(conn, sock);
+	}
+	if (again && !READ_ONCE(rem->stopping))
+		queue_delayed_work(rem->wq, &rem->reconnect_work,
+				   dst_reconnect_delay(rem));
+	else if (!again)
+		rem->attempt = 0;
+	memalloc_noio_restore(noio);
+}
+
+/* fail_timeout_s without any connection: stop holding I/O. */
+static void dst_fail_work(struct work_struct *work)
+{
+	struct dst_remote *rem = container_of(to_delayed_work(work),
+					      struct dst_remote, fail_work);
+
+	mutex_lock(&rem->state_lock);
+	if (rem->nr_live || rem->failfast) {
+		mutex_unlock(&rem->state_lock);
+		return;
+	}
+	rem->failfast = true;
+	if (rem->quiesced) {
+		rem->quiesced = false;
+		blk_mq_unquiesce_queue(rem->disk->queue);
+	}
+	dst_remote_set_link(rem);
+	mutex_unlock(&rem->state_lock);
+
+	pr_err("%s: no connection to %pISpc for %d s; failing I/O until it is back\n",
+	       dst_rem_name(rem), &rem->node->cfg.addr, rem->fail_s);
+	dst_trans_fail_orphans(&rem->set, -1);
+}
+
+/*
+ * Keepalive: a connection silent for keepalive_ms gets a PING; one silent
+ * for twice that is dead, whatever TCP thinks.  A busy connection is
+ * never silent: every reply counts.
+ */
+static void dst_ka_work(struct work_struct *work)
+{
+	struct dst_remote *rem = container_of(to_delayed_work(work),
+					      struct dst_remote, ka_work);
+	unsigned long ka = msecs_to_jiffies(rem->ka_ms);
+	struct dst_msg m = { .cmd = DST_CMD_PING };
+	unsigned int noio = memalloc_noio_save();
+	struct dst_wire_hdr hdr;
+	int i;
+
+	dst_msg_encode(&hdr, &m);
+	for (i = 0; i < rem->nr_conns; i++) {
+		struct dst_rconn *conn = &rem->conns[i];
+		unsigned long idle;
+
+		if (!READ_ONCE(conn->live))
+			continue;
+		idle = jiffies - READ_ONCE(conn->last_rx);
+		if (idle >= 2 * ka) {
+			pr_warn("%s: connection %d to %pISpc silent for %u ms despite keepalive; dropping it\n",
+				dst_rem_name(rem), i, &rem->node->cfg.addr,
+				jiffies_to_msecs(idle));
+			dst_rconn_kill(conn);
+			continue;
+		}
+		/* A connection busy sending is not idle: no PING then. */
+		if (idle < ka || !mutex_trylock(&conn->tx_lock))
+			continue;
+		if (conn->live && sk_stream_is_writeable(conn->sock->sk))
+			dst_sock_send(conn->sock, &hdr, sizeof(hdr), 0);
+		mutex_unlock(&conn->tx_lock);
+	}
+	memalloc_noio_restore(noio);
+	queue_delayed_work(rem->wq, &rem->ka_work, max(ka / 2, 1UL));
 }
 
 /* --- detach watchdog ----------------------------------------------- */
@@ -516,6 +963,8 @@ static void dst_remote_free(struct dst_remote *rem)
 			sock_release(rem->conns[i].sock);
 	if (rem->wq)
 		destroy_workqueue(rem->wq);
+	free_percpu(rem->stats);
+	dst_trans_gens_free(rem->gens);
 	if (rem->index >= 0)
 		ida_free(&dst_index_ida, rem->index);
 	put_net(rem->net);
@@ -581,11 +1030,19 @@ static int dst_remote_alloc_disk(struct dst_remote *rem, u64 size)
 	rem->set.queue_depth = dst_node_get_param(node, DST_P_QUEUE_DEPTH);
 	rem->set.numa_node = NUMA_NO_NODE;
 	rem->set.cmd_size = sizeof(struct dst_cmd);
-	rem->set.flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_BLOCKING;
+	/*
+	 * No I/O scheduler: a transaction id names the request by its tag,
+	 * which must stay the same while the request is requeued and resent.
+	 * With a scheduler blk-mq hands a request a new driver tag at every
+	 * dispatch.  Requests are still merged in the software queues, and
+	 * the server's backing device has its own scheduler.
+	 */
+	rem->set.flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_BLOCKING |
+			 BLK_MQ_F_NO_SCHED;
 	rem->set.driver_data = rem;
-	ms = dst_node_get_param(node, DST_P_TRANS_SCAN_TIMEOUT) *
-	     (dst_node_get_param(node, DST_P_TRANS_MAX_RETRIES) + 1);
-	rem->set.timeout = msecs_to_jiffies(min_t(s64, ms, INT_MAX));
+	/* One scan period per copy: dst_timeout() resends or gives up. */
+	ms = dst_node_get_param(node, DST_P_TRANS_SCAN_TIMEOUT);
+	rem->set.timeout = msecs_to_jiffies(ms);
 	err = blk_mq_alloc_tag_set(&rem->set);
 	if (err)
 		return err;
@@ -614,16 +1071,59 @@ static void dst_remote_free_disk(struct dst_remote *rem)
 	blk_mq_free_tag_set(&rem->set);
 }
 
-/* Stop the receive loops and fail what they leave behind. */
+/* Stop the receive loops; what they leave behind fails. */
 static void dst_remote_close(struct dst_remote *rem, int started)
 {
 	int i;
 
 	for (i = 0; i < rem->nr_conns; i++)
-		if (rem->conns[i].sock)
-			dst_rconn_kill(&rem->conns[i]);
+		dst_rconn_kill(&rem->conns[i]);
 	for (i = 0; i < started; i++)
 		flush_work(&rem->conns[i].recv_work);
+}
+
+static void dst_remote_cancel_works(struct dst_remote *rem)
+{
+	cancel_delayed_work_sync(&rem->reconnect_work);
+	cancel_delayed_work_sync(&rem->fail_work);
+	cancel_delayed_work_sync(&rem->ka_work);
+}
+
+static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
+{
+	struct dst_remote *rem;
+	int i;
+
+	rem = kzalloc(struct_size(rem, conns, n), GFP_KERNEL);
+	if (!rem)
+		return NULL;
+	rem->node = node;
+	rem->nr_conns = n;
+	rem->index = -1;
+	rem->net = get_net(current->nsproxy->net_ns);
+	/* Never 0: that is "no session" to the server. */
+	rem->session = get_random_u64() | 1;
+	rem->max_retries = dst_node_get_param(node, DST_P_TRANS_MAX_RETRIES);
+	rem->ka_ms = dst_node_get_param(node, DST_P_KEEPALIVE_MS);
+	rem->reconnect_ms = dst_node_get_param(node, DST_P_RECONNECT_DELAY_MS);
+	rem->fail_s = dst_node_get_param(node, DST_P_FAIL_TIMEOUT_S);
+	mutex_init(&rem->state_lock);
+	atomic_long_set(&rem->completions, 0);
+	INIT_DELAYED_WORK(&rem->watchdog, dst_watchdog);
+	INIT_DELAYED_WORK(&rem->reconnect_work, dst_reconnect_work);
+	INIT_DELAYED_WORK(&rem->fail_work, dst_fail_work);
+	INIT_DELAYED_WORK(&rem->ka_work, dst_ka_work);
+	atomic64_set(&rem->reconnects, 0);
+	atomic64_set(&rem->resends, 0);
+	atomic64_set(&rem->timeouts, 0);
+	for (i = 0; i < n; i++) {
+		rem->conns[i].rem = rem;
+		rem->conns[i].idx = i;
+		mutex_init(&rem->conns[i].tx_lock);
+		mutex_init(&rem->conns[i].sock_lock);
+		INIT_WORK(&rem->conns[i].recv_work, dst_recv_work);
+	}
+	return rem;
 }
 
 /**
@@ -634,7 +1134,8 @@ static void dst_remote_close(struct dst_remote *rem, int started)
  * -EDESTADDRREQ without an address, what connect() said (ECONNREFUSED,
  * ETIMEDOUT, ...), the server's refusal (ENOENT: no such export, ...),
  * -EPROTO for a peer that does not speak DST, -EINVAL for a size that
- * does not fit.
+ * does not fit.  Attaching does not retry: only a working attachment
+ * reconnects.
  */
 int dst_remote_start(struct dst_node *node)
 {
@@ -649,27 +1150,22 @@ int dst_remote_start(struct dst_node *node)
 		return -EDESTADDRREQ;
 	}
 
-	rem = kzalloc(struct_size(rem, conns, n), GFP_KERNEL);
+	rem = dst_remote_alloc(node, n);
 	if (!rem)
 		return -ENOMEM;
-	rem->node = node;
-	rem->nr_conns = n;
-	rem->index = -1;
-	rem->net = get_net(current->nsproxy->net_ns);
-	atomic_long_set(&rem->completions, 0);
-	INIT_DELAYED_WORK(&rem->watchdog, dst_watchdog);
 	for (i = 0; i < n; i++) {
-		rem->conns[i].rem = rem;
-		rem->conns[i].idx = i;
-		mutex_init(&rem->conns[i].tx_lock);
-		INIT_WORK(&rem->conns[i].recv_work, dst_recv_work);
-	}
+		struct socket *sock = dst_rconn_open(rem, &rem->conns[i], !i,
+						     DST_CONNECT_TIMEOUT_MS);
 
-	for (i = 0; i < n; i++) {
-		err = dst_rconn_open(rem, &rem->conns[i]);
-		if (err)
+		if (IS_ERR(sock)) {
+			err = PTR_ERR(sock);
 			goto out_free;
+		}
+		rem->conns[i].sock = sock;
+		rem->conns[i].live = true;
+		rem->conns[i].last_rx = jiffies;
 	}
+	rem->nr_live = n;
 	err = dst_remote_size(rem, &size);
 	if (err)
 		goto out_free;
@@ -677,6 +1173,11 @@ int dst_remote_start(struct dst_node *node)
 			 (rem->geo.features & DST_FEAT_READ_ONLY);
 
 	err = -ENOMEM;
+	rem->stats = dst_stats_alloc();
+	rem->gens = dst_trans_gens_alloc(n, dst_node_get_param(node,
+							       DST_P_QUEUE_DEPTH));
+	if (!rem->stats || !rem->gens)
+		goto out_free;
 	rem->wq = alloc_workqueue("dst-%s", WQ_MEM_RECLAIM | WQ_UNBOUND |
 				  WQ_HIGHPRI, 0, node->name);
 	if (!rem->wq)
@@ -696,8 +1197,12 @@ int dst_remote_start(struct dst_node *node)
 	 * node's bus device, so udev rules can match ATTRS{name}.
 	 */
 	node->rem = rem;
+	WRITE_ONCE(node->link, DST_LINK_UP);
 	for (started = 0; started < n; started++)
 		queue_work(rem->wq, &rem->conns[started].recv_work);
+	if (rem->ka_ms)
+		queue_delayed_work(rem->wq, &rem->ka_work,
+				   msecs_to_jiffies(rem->ka_ms / 2));
 	err = device_add_disk(&node->dev, rem->disk, NULL);
 	if (err)
 		goto out_close;
@@ -710,8 +1215,11 @@ int dst_remote_start(struct dst_node *node)
 	return 0;
 
 out_close:
-	WRITE_ONCE(rem->stopping, true);
+	mutex_lock(&rem->state_lock);
+	rem->stopping = true;
+	mutex_unlock(&rem->state_lock);
 	dst_remote_close(rem, started);
+	dst_remote_cancel_works(rem);
 	dst_remote_free_disk(rem);
 out_free:
 	node->rem = NULL;
@@ -727,7 +1235,7 @@ static void dst_rconn_bye(struct dst_rconn *conn)
 
 	dst_msg_encode(&hdr, &m);
 	mutex_lock(&conn->tx_lock);
-	if (!conn->dead)
+	if (conn->live)
 		dst_sock_send(conn->sock, &hdr, sizeof(hdr), MSG_DONTWAIT);
 	mutex_unlock(&conn->tx_lock);
 }
@@ -735,6 +1243,9 @@ static void dst_rconn_bye(struct dst_rconn *conn)
 /**
  * dst_remote_stop - detach: remove the disk and close the connections
  * @node: the node, locked
+ *
+ * No reconnection is tried any more; with no connection left, held and
+ * new I/O fail at once, so the disk can go.
  */
 void dst_remote_stop(struct dst_node *node)
 {
@@ -742,14 +1253,27 @@ void dst_remote_stop(struct dst_node *node)
 	int i;
 
 	lockdep_assert_held(&node->lock);
+	mutex_lock(&rem->state_lock);
 	WRITE_ONCE(rem->stopping, true);
+	if (!rem->nr_live) {
+		rem->failfast = true;
+		if (rem->quiesced) {
+			rem->quiesced = false;
+			blk_mq_unquiesce_queue(rem->disk->queue);
+		}
+	}
+	mutex_unlock(&rem->state_lock);
+	/* Orphans wait for a reconnection that will not come now. */
+	dst_trans_fail_orphans(&rem->set, -1);
+	cancel_delayed_work_sync(&rem->reconnect_work);
+
 	rem->seen = atomic_long_read(&rem->completions);
 	queue_delayed_work(rem->wq, &rem->watchdog,
 			   msecs_to_jiffies(DST_DETACH_GRACE_MS));
-
 	/* Writes back, fails new I/O, waits for what is in flight. */
 	del_gendisk(rem->disk);
 	cancel_delayed_work_sync(&rem->watchdog);
+	dst_remote_cancel_works(rem);
 
 	for (i = 0; i < rem->nr_conns; i++)
 		dst_rconn_bye(&rem->conns[i]);
@@ -776,4 +1300,44 @@ ssize_t dst_remote_show_device(struct dst_node *node, char *buf)
 		ret = sysfs_emit(buf, "\n");
 	mutex_unlock(&node->lock);
 	return ret;
+}
+
+const char *dst_remote_link_state(struct dst_node *node)
+{
+	static const char *const names[] = {
+		[DST_LINK_UP]		= "running",
+		[DST_LINK_DEGRADED]	= "degraded",
+		[DST_LINK_RECONNECTING]	= "reconnecting",
+		[DST_LINK_FAILED]	= "failed",
+	};
+	int link = READ_ONCE(node->link);
+
+	return link >= 0 && link < ARRAY_SIZE(names) ? names[link] : "?";
+}
+
+/* "key value" lines: see docs/configfs.md. */
+ssize_t dst_remote_show_stats(struct dst_node *node, char *buf)
+{
+	struct dst_remote *rem;
+	ssize_t len;
+
+	mutex_lock(&node->lock);
+	rem = node->enabled ? node->rem : NULL;
+	if (!rem) {
+		len = sysfs_emit(buf, "state disabled\n");
+		goto out;
+	}
+	len = sysfs_emit(buf, "state %s\nconnections %d/%d\n",
+			 dst_remote_link_state(node), READ_ONCE(rem->nr_live),
+			 rem->nr_conns);
+	len += sysfs_emit_at(buf, len,
+			     "reconnects %lld\nresends %lld\ntimeouts %lld\ninflight %u\n",
+			     atomic64_read(&rem->reconnects),
+			     atomic64_read(&rem->resends),
+			     atomic64_read(&rem->timeouts),
+			     dst_trans_count(&rem->set));
+	len = dst_stats_emit(rem->stats, buf, len);
+out:
+	mutex_unlock(&node->lock);
+	return len;
 }

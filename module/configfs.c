@@ -185,6 +185,13 @@ static ssize_t dsta_clients_show(struct config_item *item, char *page)
 }
 CONFIGFS_ATTR_RO(dsta_, clients);
 
+/* Counters and the link state, "key value" per line. */
+static ssize_t dsta_stats_show(struct config_item *item, char *page)
+{
+	return dst_node_show_stats(to_dst_node(item), page);
+}
+CONFIGFS_ATTR_RO(dsta_, stats);
+
 static struct configfs_attribute *dst_export_attrs[] = {
 	&dsta_attr_device,
 	&dsta_attr_addr,
@@ -193,6 +200,7 @@ static struct configfs_attribute *dst_export_attrs[] = {
 	&dsta_attr_enable,
 	&dsta_attr_state,
 	&dsta_attr_clients,
+	&dsta_attr_stats,
 	NULL,
 };
 
@@ -212,6 +220,7 @@ static struct configfs_attribute *dst_remote_attrs[] = {
 	&dsta_attr_enable,
 	&dsta_attr_state,
 	&dsta_remote_attr_device,
+	&dsta_attr_stats,
 	NULL,
 };
 

@@ -55,6 +55,39 @@ void dst_sock_set_timeout(struct socket *sock, int timeout_ms)
 	release_sock(sock->sk);
 }
 
+/*
+ * TCP keepalive and a bound on unacknowledged data, for the server's side
+ * of a connection: a client that vanished (cable pulled, machine gone)
+ * must not keep its connection, and the pages of its replies, forever.
+ * The client has its own, faster, application-level keepalive (PING).
+ */
+void dst_sock_keepalive(struct socket *sock, int idle_s, int intvl_s, int cnt)
+{
+	struct sock *sk = sock->sk;
+
+	sock_set_keepalive(sk);
+	tcp_sock_set_keepidle(sk, idle_s);
+	tcp_sock_set_keepintvl(sk, intvl_s);
+	tcp_sock_set_keepcnt(sk, cnt);
+	tcp_sock_set_user_timeout(sk, (idle_s + intvl_s * cnt) * MSEC_PER_SEC);
+}
+
+/*
+ * TCP sequence numbers, to tell a slow network from a silent server: the
+ * sequence number just past what has been queued on @sock, and whether
+ * the peer has acknowledged everything up to @seq.  Lockless reads: an
+ * answer a moment old is good enough for a timeout decision.
+ */
+u32 dst_sock_queued_seq(struct socket *sock)
+{
+	return READ_ONCE(tcp_sk(sock->sk)->write_seq);
+}
+
+bool dst_sock_acked(struct socket *sock, u32 seq)
+{
+	return !before(READ_ONCE(tcp_sk(sock->sk)->snd_una), seq);
+}
+
 static int dst_addrlen(const struct sockaddr_storage *addr)
 {
 	return addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :

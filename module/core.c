@@ -20,6 +20,7 @@
 #include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/nsproxy.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sched.h>
@@ -413,9 +414,17 @@ ssize_t dst_node_show_addr(struct dst_node *node, char *buf)
 	return ret;
 }
 
+/*
+ * A running remote shows the state of its link instead of "running":
+ * see dst_remote_link_state() and docs/resilience.md.
+ */
 ssize_t dst_node_show_state(struct dst_node *node, char *buf)
 {
-	return sysfs_emit(buf, "%s\n", dst_state_names[READ_ONCE(node->state)]);
+	enum dst_state st = READ_ONCE(node->state);
+
+	if (st == DST_STATE_RUNNING && node->role == DST_ROLE_REMOTE)
+		return sysfs_emit(buf, "%s\n", dst_remote_link_state(node));
+	return sysfs_emit(buf, "%s\n", dst_state_names[st]);
 }
 
 /* While enabled, the size in use (negotiated, or the whole device). */
@@ -454,6 +463,54 @@ ssize_t dst_node_show_clients(struct dst_node *node, char *buf)
 	if (node->role == DST_ROLE_EXPORT)
 		return dst_export_show_clients(node, buf);
 	return sysfs_emit(buf, "\n");
+}
+
+ssize_t dst_node_show_stats(struct dst_node *node, char *buf)
+{
+	if (node->role == DST_ROLE_EXPORT)
+		return dst_export_show_stats(node, buf);
+	return dst_remote_show_stats(node, buf);
+}
+
+struct dst_io_stats __percpu *dst_stats_alloc(void)
+{
+	return alloc_percpu(struct dst_io_stats);
+}
+
+/* Count one finished I/O; any context, including a bio's end_io. */
+void dst_stats_account(struct dst_io_stats __percpu *st, enum dst_dir dir,
+		       u32 bytes, bool error)
+{
+	if (error) {
+		this_cpu_inc(st->errors);
+		return;
+	}
+	this_cpu_inc(st->ops[dir]);
+	this_cpu_add(st->bytes[dir], bytes);
+}
+
+/* Append the summed counters to a stats buffer at @len. */
+ssize_t dst_stats_emit(struct dst_io_stats __percpu *st, char *buf,
+		       ssize_t len)
+{
+	struct dst_io_stats sum = { };
+	int cpu, d;
+
+	for_each_possible_cpu(cpu) {
+		const struct dst_io_stats *c = per_cpu_ptr(st, cpu);
+
+		for (d = 0; d < DST_DIR_NR; d++) {
+			sum.ops[d] += READ_ONCE(c->ops[d]);
+			sum.bytes[d] += READ_ONCE(c->bytes[d]);
+		}
+		sum.errors += READ_ONCE(c->errors);
+	}
+	len += sysfs_emit_at(buf, len,
+			     "read_ops %llu\nread_bytes %llu\nwrite_ops %llu\nwrite_bytes %llu\nother_ops %llu\nerrors %llu\n",
+			     sum.ops[DST_DIR_READ], sum.bytes[DST_DIR_READ],
+			     sum.ops[DST_DIR_WRITE], sum.bytes[DST_DIR_WRITE],
+			     sum.ops[DST_DIR_OTHER], sum.errors);
+	return len;
 }
 
 static int __init dst_init(void)

@@ -41,6 +41,31 @@ enum dst_state {
 	DST_STATE_STOPPING,	/* disable in progress */
 };
 
+/*
+ * I/O counters of a node, one set per CPU so the I/O path never shares a
+ * cache line for them; summed when "stats" is read.
+ */
+enum dst_dir {
+	DST_DIR_READ,
+	DST_DIR_WRITE,
+	DST_DIR_OTHER,		/* flush, discard, write zeroes */
+	DST_DIR_NR
+};
+
+struct dst_io_stats {
+	u64 ops[DST_DIR_NR];
+	u64 bytes[DST_DIR_NR];
+	u64 errors;
+};
+
+/* The link of a running remote node (docs/resilience.md). */
+enum dst_link {
+	DST_LINK_UP,		/* every connection works */
+	DST_LINK_DEGRADED,	/* some do: I/O goes to the survivors */
+	DST_LINK_RECONNECTING,	/* none: I/O is held */
+	DST_LINK_FAILED,	/* none for fail_timeout_s: I/O fails */
+};
+
 /* Numeric parameters.  core.c holds their ranges and defaults. */
 enum dst_param {
 	DST_P_SIZE,
@@ -89,6 +114,9 @@ struct dst_node {
 	 */
 	u64 eff_size;
 
+	/* A running remote's link, DST_LINK_*; written by client.c. */
+	int link;
+
 	/* Data path state, present while enabled. */
 	union {
 		struct dst_export *exp;
@@ -119,6 +147,12 @@ ssize_t dst_node_show_size(struct dst_node *node, char *buf);
 ssize_t dst_node_show_local(struct dst_node *node, char *buf);
 ssize_t dst_node_show_device(struct dst_node *node, char *buf);
 ssize_t dst_node_show_clients(struct dst_node *node, char *buf);
+ssize_t dst_node_show_stats(struct dst_node *node, char *buf);
+struct dst_io_stats __percpu *dst_stats_alloc(void);
+void dst_stats_account(struct dst_io_stats __percpu *st, enum dst_dir dir,
+		       u32 bytes, bool error);
+ssize_t dst_stats_emit(struct dst_io_stats __percpu *st, char *buf,
+		       ssize_t len);
 const char *dst_role_name(enum dst_role role);
 extern int dst_major;
 
@@ -141,6 +175,9 @@ struct dst_hello {
 	u32 features;
 	u32 max_io;
 	char export[DST_NAMELEN];
+	u64 session;		/* 0: the client asks for no fencing */
+	u16 slot;
+	u16 nr_queues, queue_depth;	/* the client's tag space */
 };
 
 /* What a connection negotiated: the server's welcome. */
@@ -180,6 +217,9 @@ struct socket *dst_sock_listen(struct net *net,
 			       const struct sockaddr_storage *addr);
 void dst_sock_setup(struct socket *sock, bool memalloc);
 void dst_sock_set_timeout(struct socket *sock, int timeout_ms);
+void dst_sock_keepalive(struct socket *sock, int idle_s, int intvl_s, int cnt);
+u32 dst_sock_queued_seq(struct socket *sock);
+bool dst_sock_acked(struct socket *sock, u32 seq);
 int dst_sock_send(struct socket *sock, const void *buf, size_t len,
 		  int flags);
 int dst_sock_send_bvec(struct socket *sock, const struct bio_vec *bv,
@@ -193,29 +233,50 @@ int dst_sock_peer(struct socket *sock, struct sockaddr_storage *ss);
 struct dst_cmd {
 	struct mutex lock;	/* a reply vs. timeout vs. connection loss */
 	unsigned long flags;
-	u16 gen;		/* bumped at every start: stale replies */
+	u16 gen;		/* bumped at every send: stale replies */
 	u8 op;			/* DST_CMD_* sent */
+	bool requeue;		/* completion: send again instead of ending */
 	blk_status_t status;
+	/* Where the last copy went: it must be fenced before another is sent. */
+	int conn;		/* -1: never sent */
+	u32 epoch;		/* of that connection */
+	u32 seq;		/* TCP sequence just past that copy */
+	unsigned int retries;	/* timeouts so far */
 };
 
 #define DST_CMD_INFLIGHT	0	/* sent, reply awaited; owner completes */
+#define DST_CMD_ORPHAN		1	/* its connection died; awaits the fence */
+#define DST_CMD_RESENDING	2	/* timed out, requeued to be sent again */
+#define DST_CMD_ANSWERED	3	/* ... and its reply came meanwhile */
 
-u64 dst_trans_start(struct request *rq);
+struct dst_trans_gens;
+struct dst_trans_gens *dst_trans_gens_alloc(unsigned int nr_hw_queues,
+					    unsigned int depth);
+void dst_trans_gens_free(struct dst_trans_gens *g);
+u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
+		    bool resend);
+u32 dst_trans_key(u64 id, u16 *gen);
 struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 			       const char **why);
 bool dst_trans_finish(struct request *rq, blk_status_t status);
-void dst_trans_fail_hctx(struct blk_mq_tag_set *set, int hctx);
-void dst_trans_fail_all(struct blk_mq_tag_set *set);
+void dst_trans_requeue(struct request *rq);
+unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn);
+unsigned int dst_trans_resend_orphans(struct blk_mq_tag_set *set, int conn);
+unsigned int dst_trans_fail_orphans(struct blk_mq_tag_set *set, int conn);
+unsigned int dst_trans_count(struct blk_mq_tag_set *set);
 
 /* client.c: remote nodes */
 int dst_remote_start(struct dst_node *node);
 void dst_remote_stop(struct dst_node *node);
 ssize_t dst_remote_show_device(struct dst_node *node, char *buf);
+ssize_t dst_remote_show_stats(struct dst_node *node, char *buf);
+const char *dst_remote_link_state(struct dst_node *node);
 
 /* export.c: export nodes */
 int dst_export_start(struct dst_node *node);
 void dst_export_stop(struct dst_node *node);
 ssize_t dst_export_show_clients(struct dst_node *node, char *buf);
+ssize_t dst_export_show_stats(struct dst_node *node, char *buf);
 
 /* configfs.c */
 int dst_configfs_init(void);

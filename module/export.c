@@ -22,11 +22,21 @@
  * Disabling stops accepting, stops reading requests, answers what is in
  * flight (draining the backing device), then closes every connection and
  * releases the device.
+ *
+ * Resent transactions (docs/resilience.md).  A client that timed out
+ * resends a request on the same connection with the same id; the
+ * connection remembers the ids it saw and never executes one twice.
+ * A client that reconnects
+ * names its session and slot in HELLO, and the server "fences" the
+ * connection it replaces -- shuts it down and waits for all its I/O to
+ * finish -- before the welcome, so no stale copy of a resent write can
+ * reach the disk after the client saw it complete.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/hashtable.h>
 #include <linux/mempool.h>
 #include <linux/nsproxy.h>
 #include <linux/sched/mm.h>
@@ -46,6 +56,12 @@
 #define DST_SRV_RESERVE_IOS	16
 #define DST_SRV_HELLO_MS	10000	/* a client must say HELLO by then */
 #define DST_SRV_SEND_MS		30000	/* a client must read replies */
+#define DST_SRV_FENCE_MS	30000	/* a replaced connection must drain */
+#define DST_SRV_KA_IDLE_S	20	/* TCP keepalive: a vanished client */
+#define DST_SRV_KA_INTVL_S	5
+#define DST_SRV_KA_CNT		4
+#define DST_SRV_PENDING_BITS	8	/* hash of in-flight tags */
+#define DST_SRV_MAX_TAGS	SZ_64K	/* a client's queues x depth */
 
 struct dst_export {
 	struct dst_node *node;
@@ -70,7 +86,11 @@ struct dst_export {
 	struct list_head conns;
 	int nr_conns;
 	bool stopping;
-	wait_queue_head_t wait;		/* the last connection is gone */
+	wait_queue_head_t wait;		/* a connection is gone */
+
+	struct dst_io_stats __percpu *stats;
+	atomic64_t fenced;		/* connections replaced by a reconnect */
+	atomic64_t merged;		/* resends answered by the first copy */
 };
 
 struct dst_sconn {
@@ -87,6 +107,15 @@ struct dst_sconn {
 	atomic_t inflight;		/* requests read and not yet freed */
 	wait_queue_head_t wait;
 	bool dead;			/* sending failed: drop replies */
+
+	u64 session;			/* from HELLO; 0: none */
+	u16 slot;
+	/* Last generation seen per tag of the client's tag space, or NULL. */
+	u16 *seen;
+	u16 nr_queues, queue_depth;
+	bool fenced;			/* replaced by a newer connection */
+	/* Requests read and not yet answered, by tag: resends, under lock. */
+	DECLARE_HASHTABLE(pending, DST_SRV_PENDING_BITS);
 };
 
 /* One request, from its header until its reply is sent. */
@@ -94,6 +123,8 @@ struct dst_io {
 	struct dst_sconn *conn;
 	struct list_head entry;
 	struct dst_msg m;		/* becomes the reply */
+	struct hlist_node hnode;	/* conn->pending, while hashed */
+	bool hashed;
 	struct bio *bio;
 	unsigned int nr_pages;
 	unsigned int nr_normal;		/* pages[0..nr_normal) not reserve */
@@ -132,6 +163,7 @@ static struct dst_io *dst_io_alloc(struct dst_sconn *conn,
 	io->m = *m;
 	io->m.cmd |= DST_CMD_REPLY;
 	io->m.status = DST_ST_OK;
+	io->hashed = false;
 	io->bio = NULL;
 	io->nr_pages = 0;
 	io->nr_normal = 0;
@@ -177,12 +209,23 @@ static u32 dst_bio_status(blk_status_t st)
 	}
 }
 
+/* The tag of a transaction id: what a resend has in common with it. */
+static u32 dst_io_key(u64 id)
+{
+	return lower_32_bits(id);
+}
+
 static void dst_queue_reply(struct dst_io *io)
 {
 	struct dst_sconn *conn = io->conn;
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
+	/* From here on the reply's id is fixed: no resend may adopt it. */
+	if (io->hashed) {
+		hash_del(&io->hnode);
+		io->hashed = false;
+	}
 	list_add_tail(&io->entry, &conn->replies);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	queue_work(conn->exp->send_wq, &conn->send_work);
@@ -192,8 +235,13 @@ static void dst_queue_reply(struct dst_io *io)
 static void dst_bio_end_io(struct bio *bio)
 {
 	struct dst_io *io = bio->bi_private;
+	u8 op = io->m.cmd & ~DST_CMD_REPLY;
+	enum dst_dir dir = op == DST_CMD_READ ? DST_DIR_READ :
+			   op == DST_CMD_WRITE ? DST_DIR_WRITE : DST_DIR_OTHER;
 
 	io->m.status = dst_bio_status(bio->bi_status);
+	dst_stats_account(io->conn->exp->stats, dir, io->m.len,
+			  io->m.status != DST_ST_OK);
 	dst_queue_reply(io);
 }
 
@@ -319,6 +367,59 @@ static int dst_sconn_reply_hello(struct dst_sconn *conn, u32 status)
 	return dst_sock_send(conn->sock, &buf, sizeof(buf), 0);
 }
 
+static bool dst_export_slot_taken(struct dst_export *exp,
+				  struct dst_sconn *conn)
+{
+	struct dst_sconn *c;
+	bool taken = false;
+
+	mutex_lock(&exp->conns_lock);
+	list_for_each_entry(c, &exp->conns, entry)
+		if (c != conn && c->session == conn->session &&
+		    c->slot == conn->slot)
+			taken = true;
+	mutex_unlock(&exp->conns_lock);
+	return taken;
+}
+
+/*
+ * A client reconnecting (@session, @slot) replaces the connection it had
+ * in that slot, which this server may not have noticed is gone.  Shut the
+ * old one down and wait until it has finished every request it read:
+ * only then may the client resend them, here or on any connection.
+ * Returns false if the old connection did not drain in time.
+ */
+static bool dst_sconn_fence(struct dst_sconn *conn, u64 session, u16 slot)
+{
+	struct dst_export *exp = conn->exp;
+	struct dst_sconn *old;
+	int n = 0;
+
+	mutex_lock(&exp->conns_lock);
+	conn->session = session;
+	conn->slot = slot;
+	list_for_each_entry(old, &exp->conns, entry) {
+		if (old == conn || old->session != session ||
+		    old->slot != slot)
+			continue;
+		if (!old->fenced) {
+			old->fenced = true;
+			kernel_sock_shutdown(old->sock, SHUT_RDWR);
+			wake_up(&old->wait);
+		}
+		n++;
+	}
+	mutex_unlock(&exp->conns_lock);
+	if (!n)
+		return true;
+
+	atomic64_add(n, &exp->fenced);
+	pr_info("%s: %pISpc: reconnected slot %u; draining the connection it replaces\n",
+		exp->node->name, &conn->peer, slot);
+	return wait_event_timeout(exp->wait, !dst_export_slot_taken(exp, conn),
+				  msecs_to_jiffies(DST_SRV_FENCE_MS));
+}
+
 /*
  * The first frame must be a well-formed HELLO for this export; the
  * answer is the welcome with what this connection may do, or a status
@@ -365,6 +466,10 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 		status = DST_ST_BUSY;
 	else if (h.max_io < PAGE_SIZE)
 		status = DST_ST_INVAL;
+	else if (h.session &&
+		 (!h.nr_queues || !h.queue_depth ||
+		  (u32)h.nr_queues * h.queue_depth > DST_SRV_MAX_TAGS))
+		status = DST_ST_INVAL;
 	if (status) {
 		pr_warn("%s: %pISpc: refused (export '%s'): status %u\n",
 			node->name, &conn->peer, h.export, status);
@@ -380,11 +485,93 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 		g->max_discard = 0;
 	if (!(g->features & DST_FEAT_WRITE_ZEROES))
 		g->max_write_zeroes = 0;
+	if (h.session) {
+		conn->seen = kvcalloc((u32)h.nr_queues * h.queue_depth,
+				      sizeof(*conn->seen), GFP_KERNEL);
+		if (!conn->seen)
+			return -ENOMEM;
+		conn->nr_queues = h.nr_queues;
+		conn->queue_depth = h.queue_depth;
+	}
+	if (h.session && !dst_sconn_fence(conn, h.session, h.slot)) {
+		pr_warn("%s: %pISpc: the connection slot %u replaces did not drain in %d ms; refused\n",
+			node->name, &conn->peer, h.slot, DST_SRV_FENCE_MS);
+		dst_sconn_reply_hello(conn, DST_ST_BUSY);
+		return -EPERM;
+	}
 	err = dst_sconn_reply_hello(conn, DST_ST_OK);
 	if (err)
 		return err;
 	pr_info("%s: client %pISpc attached%s\n", node->name, &conn->peer,
 		g->features & DST_FEAT_READ_ONLY ? " read-only" : "");
+	return 0;
+}
+
+static struct dst_io *dst_sconn_pending(struct dst_sconn *conn, u32 key)
+{
+	struct dst_io *io;
+
+	lockdep_assert_held(&conn->lock);
+	hash_for_each_possible(conn->pending, io, hnode, key)
+		if (dst_io_key(io->m.id) == key)
+			return io;
+	return NULL;
+}
+
+static bool dst_sconn_tag_free(struct dst_sconn *conn, u32 key)
+{
+	bool free;
+
+	spin_lock_irq(&conn->lock);
+	free = !dst_sconn_pending(conn, key);
+	spin_unlock_irq(&conn->lock);
+	return free;
+}
+
+static void dst_sconn_hash(struct dst_sconn *conn, struct dst_io *io)
+{
+	spin_lock_irq(&conn->lock);
+	hash_add(conn->pending, &io->hnode, dst_io_key(io->m.id));
+	io->hashed = true;
+	spin_unlock_irq(&conn->lock);
+}
+
+/*
+ * The client resends a transaction it got no answer for on the same
+ * connection with the same id (docs/resilience.md).  This connection
+ * remembers the last generation it saw for every tag of the client's
+ * tag space, so a resend -- an id seen before -- is never executed a
+ * second time: the first copy is still running and will answer, or has
+ * answered already and its reply is on its way in this same stream.
+ * A new generation under a tag still running here is a new request after
+ * the client gave up on the old one: it waits until the old one is done.
+ * Returns 1 when @m was such a resend (its payload skipped), 0 to serve
+ * it, or an error that ends the connection.
+ */
+static int dst_sconn_resend(struct dst_sconn *conn, const struct dst_msg *m)
+{
+	struct dst_node *node = conn->exp->node;
+	u16 gen, queue, tag, *seen = NULL;
+	u32 key = dst_trans_key(m->id, &gen);
+
+	queue = key >> 16;
+	tag = key & 0xffff;
+	if (conn->seen) {
+		if (queue >= conn->nr_queues || tag >= conn->queue_depth) {
+			pr_err("%s: %pISpc: protocol error: id %#llx outside the tag space the client declared; closing\n",
+			       node->name, &conn->peer, m->id);
+			return -EPROTO;
+		}
+		seen = &conn->seen[queue * conn->queue_depth + tag];
+		if (gen && *seen == gen) {
+			atomic64_inc(&conn->exp->merged);
+			return dst_sock_discard(conn->sock,
+						dst_request_payload(m)) ?: 1;
+		}
+		*seen = gen;
+	}
+	if (!dst_sconn_tag_free(conn, key))
+		wait_event(conn->wait, dst_sconn_tag_free(conn, key));
 	return 0;
 }
 
@@ -418,6 +605,11 @@ static int dst_sconn_recv_request(struct dst_sconn *conn)
 	}
 	if (m.cmd == DST_CMD_BYE)
 		return 1;
+	if (!ret && m.cmd != DST_CMD_PING) {
+		ret = dst_sconn_resend(conn, &m);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
 
 	io = dst_io_alloc(conn, &m);
 	if (ret > 0) {
@@ -436,6 +628,9 @@ static int dst_sconn_recv_request(struct dst_sconn *conn)
 	case DST_CMD_PING:
 		dst_queue_reply(io);
 		return 0;
+	}
+	dst_sconn_hash(conn, io);
+	switch (m.cmd) {
 	case DST_CMD_READ:
 		dst_io_alloc_pages(io, m.len);
 		break;
@@ -490,7 +685,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 		err = dst_sconn_recv_request(conn);
 	}
 	if (err < 0 && err != -ECONNRESET && err != -EPERM &&
-	    !READ_ONCE(exp->stopping))
+	    !READ_ONCE(exp->stopping) && !READ_ONCE(conn->fenced))
 		pr_warn("%s: client %pISpc: connection error %d\n",
 			node->name, &conn->peer, err);
 
@@ -508,6 +703,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 
 	pr_info("%s: client %pISpc detached\n", node->name, &conn->peer);
 	sock_release(conn->sock);
+	kvfree(conn->seen);
 	kfree(conn);
 }
 
@@ -539,7 +735,10 @@ static void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
 	sock->sk->sk_user_data = NULL;
 	write_unlock_bh(&sock->sk->sk_callback_lock);
 	dst_sock_setup(sock, false);
+	dst_sock_keepalive(sock, DST_SRV_KA_IDLE_S, DST_SRV_KA_INTVL_S,
+			   DST_SRV_KA_CNT);
 	dst_sock_peer(sock, &conn->peer);
+	hash_init(conn->pending);
 
 	mutex_lock(&exp->conns_lock);
 	if (exp->stopping || exp->nr_conns >= DST_SRV_MAX_CONNS) {
@@ -704,6 +903,7 @@ static void dst_export_free(struct dst_export *exp)
 		destroy_workqueue(exp->recv_wq);
 	mempool_destroy(exp->page_pool);
 	mempool_destroy(exp->io_pool);
+	free_percpu(exp->stats);
 	bioset_exit(&exp->bs);
 	if (exp->bdev)
 		blkdev_put(exp->bdev, exp->mode);
@@ -757,8 +957,9 @@ int dst_export_start(struct dst_node *node)
 				       WQ_UNBOUND, 0, node->name);
 	exp->send_wq = alloc_workqueue("dst-%s-tx", WQ_MEM_RECLAIM |
 				       WQ_UNBOUND | WQ_HIGHPRI, 0, node->name);
+	exp->stats = dst_stats_alloc();
 	if (!exp->io_pool || !exp->page_pool || !exp->recv_wq ||
-	    !exp->send_wq)
+	    !exp->send_wq || !exp->stats)
 		goto out;
 
 	node->exp = exp;
@@ -825,6 +1026,29 @@ ssize_t dst_export_show_clients(struct dst_node *node, char *buf)
 					     conn->geo.features &
 					     DST_FEAT_READ_ONLY ? " ro" : "");
 		mutex_unlock(&exp->conns_lock);
+	}
+	mutex_unlock(&node->lock);
+	return len;
+}
+
+/* "key value" lines: see docs/configfs.md. */
+ssize_t dst_export_show_stats(struct dst_node *node, char *buf)
+{
+	struct dst_export *exp;
+	ssize_t len;
+
+	mutex_lock(&node->lock);
+	exp = node->enabled ? node->exp : NULL;
+	len = sysfs_emit(buf, "state %s\n", exp ? "running" : "disabled");
+	if (exp) {
+		mutex_lock(&exp->conns_lock);
+		len += sysfs_emit_at(buf, len, "connections %d\n",
+				     exp->nr_conns);
+		mutex_unlock(&exp->conns_lock);
+		len = dst_stats_emit(exp->stats, buf, len);
+		len += sysfs_emit_at(buf, len, "fenced %lld\nmerged_resends %lld\n",
+				     atomic64_read(&exp->fenced),
+				     atomic64_read(&exp->merged));
 	}
 	mutex_unlock(&node->lock);
 	return len;

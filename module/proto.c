@@ -49,6 +49,10 @@ void dst_hello_encode(struct dst_wire_hello *w, const struct dst_hello *h)
 	w->features = cpu_to_be32(h->features);
 	w->max_io = cpu_to_be32(h->max_io);
 	strscpy_pad(w->export, h->export, sizeof(w->export));
+	w->session = cpu_to_be64(h->session);
+	w->slot = cpu_to_be16(h->slot);
+	w->nr_queues = cpu_to_be16(h->nr_queues);
+	w->queue_depth = cpu_to_be16(h->queue_depth);
 }
 
 /* -EPROTO for a HELLO no v1 server can make sense of. */
@@ -58,6 +62,10 @@ int dst_hello_decode(const struct dst_wire_hello *w, struct dst_hello *h)
 	h->version_max = be16_to_cpu(w->version_max);
 	h->features = be32_to_cpu(w->features);
 	h->max_io = be32_to_cpu(w->max_io);
+	h->session = be64_to_cpu(w->session);
+	h->slot = be16_to_cpu(w->slot);
+	h->nr_queues = be16_to_cpu(w->nr_queues);
+	h->queue_depth = be16_to_cpu(w->queue_depth);
 	if (!memchr(w->export, '\0', sizeof(w->export)) ||
 	    h->version_min > h->version_max)
 		return -EPROTO;

@@ -33,6 +33,7 @@ DST_NODE_ATTR(size, dst_node_show_size);
 DST_NODE_ATTR(type, dst_node_show_addr);
 DST_NODE_ATTR(local, dst_node_show_local);
 DST_NODE_ATTR(state, dst_node_show_state);
+DST_NODE_ATTR(stats, dst_node_show_stats);
 
 static ssize_t role_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
@@ -49,6 +50,7 @@ static struct attribute *dst_node_attrs[] = {
 	&dev_attr_local.attr,
 	&dev_attr_state.attr,
 	&dev_attr_role.attr,
+	&dev_attr_stats.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(dst_node);

@@ -12,27 +12,84 @@
  * so a reply finds its request in O(1) through the tag set, and a late
  * reply for a tag that has been reused since is recognised and dropped.
  *
- * Who completes a request is decided by one bit, DST_CMD_INFLIGHT, set
- * when it is sent: whoever clears it (the reply, the timeout handler, or
- * the loss of the connection) owns the completion.  cmd->lock is held
- * across the reception of a reply's data so that nobody else completes a
- * request whose pages are still being written.
+ * A transaction is in one of these states (docs/resilience.md):
+ *
+ *	idle      not sent yet, or requeued to be sent again
+ *	INFLIGHT  sent on connection cmd->conn, its reply awaited
+ *	ORPHAN    sent on a connection that died; held until the server has
+ *	          fenced that connection (the client reconnected its slot),
+ *	          then requeued -- or failed, when the node gives up
+ *	RESENDING timed out, requeued to be sent again on the same connection
+ *	          with the same id; a reply that comes meanwhile still
+ *	          counts (ANSWERED): the server will drop the copy
+ *
+ * Whoever clears INFLIGHT or ORPHAN (a reply, the timeout handler, the
+ * loss of a connection, a reconnection, fail_timeout_s) owns the request
+ * and either completes it or requeues it to be sent again.  cmd->lock is
+ * held across the reception of a reply's data so that nobody else
+ * completes a request whose pages are still being written.
  */
 #include <linux/blk-mq.h>
+#include <linux/slab.h>
 
 #include "dst.h"
 
 #define DST_ID_GEN_SHIFT	32
 #define DST_ID_GEN_MASK		0xffffULL
 
-/* Start a transaction for @rq: returns its wire id. */
-u64 dst_trans_start(struct request *rq)
+/*
+ * Generations belong to the tag, not to the request: blk-mq's flush
+ * machinery sends a request of its own under the tag of the request it
+ * flushes for, and two requests must never show the server the same
+ * (tag, generation).
+ */
+struct dst_trans_gens {
+	unsigned int depth;
+	u16 gen[];
+};
+
+struct dst_trans_gens *dst_trans_gens_alloc(unsigned int nr_hw_queues,
+					    unsigned int depth)
+{
+	struct dst_trans_gens *g;
+
+	g = kvzalloc(struct_size(g, gen, nr_hw_queues * depth), GFP_KERNEL);
+	if (g)
+		g->depth = depth;
+	return g;
+}
+
+void dst_trans_gens_free(struct dst_trans_gens *g)
+{
+	kvfree(g);
+}
+
+/*
+ * Start a transaction for @rq: returns its wire id.  A @resend on the
+ * connection that has the first copy keeps the id, so the server can
+ * tell it is the same transaction; anything else is a new generation.
+ */
+u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
+		    bool resend)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	u16 *gen = &g->gen[rq->mq_hctx->queue_num * g->depth + rq->tag];
 
-	cmd->gen++;
+	/* Generation 0 is never used: an all-zero id is no transaction. */
+	if (!resend) {
+		if (!++*gen)
+			*gen = 1;
+		cmd->gen = *gen;
+	}
 	cmd->status = BLK_STS_OK;
 	return ((u64)cmd->gen << DST_ID_GEN_SHIFT) | blk_mq_unique_tag(rq);
+}
+
+/* The tag part of an id (unique tag: hardware queue, tag) and its generation. */
+u32 dst_trans_key(u64 id, u16 *gen)
+{
+	*gen = (id >> DST_ID_GEN_SHIFT) & DST_ID_GEN_MASK;
+	return lower_32_bits(id);
 }
 
 /**
@@ -41,8 +98,8 @@ u64 dst_trans_start(struct request *rq)
  * @id: the id from the reply
  * @why: reason, when there is none
  *
- * Returns the request with its cmd->lock held and DST_CMD_INFLIGHT set,
- * or NULL: an id that never existed is a protocol error (@why says so),
+ * Returns the request with its cmd->lock held and DST_CMD_INFLIGHT or
+ * DST_CMD_RESENDING set, or NULL: an id that never existed is a protocol error (@why says so),
  * one that has finished or been reused is a stale reply (@why is NULL).
  */
 struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
@@ -66,7 +123,8 @@ struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 	cmd = blk_mq_rq_to_pdu(rq);
 	mutex_lock(&cmd->lock);
 	if (cmd->gen != ((id >> DST_ID_GEN_SHIFT) & DST_ID_GEN_MASK) ||
-	    !test_bit(DST_CMD_INFLIGHT, &cmd->flags)) {
+	    !(test_bit(DST_CMD_INFLIGHT, &cmd->flags) ||
+	      test_bit(DST_CMD_RESENDING, &cmd->flags))) {
 		mutex_unlock(&cmd->lock);
 		return NULL;
 	}
@@ -89,36 +147,97 @@ bool dst_trans_finish(struct request *rq, blk_status_t status)
 	return true;
 }
 
-struct dst_fail_ctx {
-	int hctx;		/* -1: every queue */
-};
-
-static bool dst_trans_fail_one(struct request *rq, void *data)
+/*
+ * Hand a request its owner took out of INFLIGHT or ORPHAN back to blk-mq
+ * to be sent again (the completion handler requeues it).  Called with
+ * cmd->lock held.
+ */
+void dst_trans_requeue(struct request *rq)
 {
-	struct dst_fail_ctx *ctx = data;
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
-	if (ctx->hctx >= 0 && rq->mq_hctx->queue_num != ctx->hctx)
+	lockdep_assert_held(&cmd->lock);
+	cmd->requeue = true;
+	blk_mq_complete_request(rq);
+}
+
+struct dst_iter_ctx {
+	int conn;		/* -1: every connection */
+	enum { DST_IT_ORPHAN, DST_IT_RESEND, DST_IT_FAIL, DST_IT_COUNT } what;
+	unsigned int n;
+};
+
+static bool dst_trans_iter_one(struct request *rq, void *data)
+{
+	struct dst_iter_ctx *ctx = data;
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	if (ctx->what == DST_IT_COUNT) {
+		ctx->n++;
 		return true;
+	}
 	mutex_lock(&cmd->lock);
-	dst_trans_finish(rq, BLK_STS_IOERR);
+	if (ctx->conn >= 0 && cmd->conn != ctx->conn)
+		goto out;
+	switch (ctx->what) {
+	case DST_IT_ORPHAN:
+		if (test_and_clear_bit(DST_CMD_INFLIGHT, &cmd->flags)) {
+			set_bit(DST_CMD_ORPHAN, &cmd->flags);
+			ctx->n++;
+		}
+		break;
+	case DST_IT_RESEND:
+		if (test_and_clear_bit(DST_CMD_ORPHAN, &cmd->flags)) {
+			dst_trans_requeue(rq);
+			ctx->n++;
+		}
+		break;
+	default:
+		if (test_and_clear_bit(DST_CMD_ORPHAN, &cmd->flags)) {
+			cmd->status = BLK_STS_IOERR;
+			blk_mq_complete_request(rq);
+			ctx->n++;
+		}
+		break;
+	}
+out:
 	mutex_unlock(&cmd->lock);
 	return true;
 }
 
-/*
- * Fail everything in flight on one hardware queue (its connection is
- * gone) or on all of them.  The caller has made sure no reply can arrive
- * for them any more: the receiving side is stopped.
- */
-void dst_trans_fail_hctx(struct blk_mq_tag_set *set, int hctx)
+static unsigned int dst_trans_iter(struct blk_mq_tag_set *set, int conn,
+				   int what)
 {
-	struct dst_fail_ctx ctx = { .hctx = hctx };
+	struct dst_iter_ctx ctx = { .conn = conn, .what = what };
 
-	blk_mq_tagset_busy_iter(set, dst_trans_fail_one, &ctx);
+	blk_mq_tagset_busy_iter(set, dst_trans_iter_one, &ctx);
+	return ctx.n;
 }
 
-void dst_trans_fail_all(struct blk_mq_tag_set *set)
+/*
+ * Connection @conn is gone and its receive loop has stopped: what it had
+ * in flight becomes orphans.  The caller made sure no request is being
+ * sent on it any more.  Returns how many.
+ */
+unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn)
 {
-	dst_trans_fail_hctx(set, -1);
+	return dst_trans_iter(set, conn, DST_IT_ORPHAN);
+}
+
+/* The server fenced @conn's old incarnation: resend its orphans. */
+unsigned int dst_trans_resend_orphans(struct blk_mq_tag_set *set, int conn)
+{
+	return dst_trans_iter(set, conn, DST_IT_RESEND);
+}
+
+/* Give up on the orphans of @conn (-1: all) with an I/O error. */
+unsigned int dst_trans_fail_orphans(struct blk_mq_tag_set *set, int conn)
+{
+	return dst_trans_iter(set, conn, DST_IT_FAIL);
+}
+
+/* Requests blk-mq has started and not finished: sent, held or orphaned. */
+unsigned int dst_trans_count(struct blk_mq_tag_set *set)
+{
+	return dst_trans_iter(set, -1, DST_IT_COUNT);
 }

@@ -103,7 +103,11 @@ struct dst_wire_hello {
 	__be32	max_io;		/* largest I/O the client will send, bytes */
 	__be32	reserved0;	/* zero */
 	char	export[DST_NAMELEN];	/* NUL-terminated, NUL-padded */
-	__u8	reserved1[16];	/* zero */
+	__be64	session;	/* client's random id for this attachment, 0: none */
+	__be16	slot;		/* connection index within the session */
+	__be16	nr_queues;	/* ids use hardware queues 0..nr_queues-1 */
+	__be16	queue_depth;	/* ... and tags 0..queue_depth-1 */
+	__u8	reserved1[2];	/* zero */
 };
 
 /* HELLO reply payload, server to client: 64 bytes. */
