@@ -295,15 +295,17 @@ fio_failed() {
 	rmmod dst
 }
 
-@test "export disabled under a client: client I/O fails, nothing hangs" {
+@test "export gone for good under a client: I/O fails after fail_timeout_s, nothing hangs" {
 	dst_export e1 /dev/ram0 "$SRV"
-	dst_attach r1 "$SRV" export=e1
+	dst_attach r1 "$SRV" export=e1 fail_timeout_s=2
 	fio_bg "$DST_DEV"
 	echo 0 > $DST_CFS/exports/e1/enable
 	fio_failed
+	[ "$(cat $DST_CFS/remotes/r1/state)" = failed ]
 	run dd if="$DST_DEV" of=/dev/null bs=4k count=1 iflag=direct status=none
 	assert_failure
 	dmesg_has 'r1: connection 0 to 10.99.0.1:7000 lost'
+	dmesg_has 'r1: no connection to 10.99.0.1:7000 for 2 s; failing I/O'
 	rmdir $DST_CFS/remotes/r1
 	rmdir $DST_CFS/exports/e1
 	rmmod dst

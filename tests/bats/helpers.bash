@@ -143,7 +143,52 @@ dst_attach() {
 	wait_for 10 test -b "$DST_DEV"
 }
 
+# fio_verify_start DEV FIO_ARGS...: random writes with crc32c verify
+# on DEV in the background (written first, then read back and checked);
+# fio_verify_wait collects its verdict.
+fio_verify_start() {
+	local dev=$1
+	shift
+	fio --name=verify --filename="$dev" --direct=1 --ioengine=libaio \
+		--rw=randwrite --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--randrepeat=0 "$@" --output="$BATS_TEST_TMPDIR/fio.out" \
+		> /dev/null 2>&1 &
+	DST_FIO_PID=$!
+}
+
+# fio_verify_wait: wait for fio_verify_start's fio; fail, showing its
+# output, unless it finished with no error and its verify passed.
+fio_verify_wait() {
+	local rc=0
+	wait "$DST_FIO_PID" || rc=$?
+	DST_FIO_PID=""
+	if [ "$rc" -ne 0 ] || grep -q 'err= *[1-9]' "$BATS_TEST_TMPDIR/fio.out"; then
+		echo "fio failed (rc $rc):" >&2
+		cat "$BATS_TEST_TMPDIR/fio.out" >&2
+		return 1
+	fi
+}
+
+# stat_of NODE_DIR KEY: one value of a node's "stats".
+stat_of() {
+	awk -v k="$2" '$1 == k { print $2 }' "$1/stats"
+}
+
+# stat_at_least NODE_DIR KEY N: that value is N or more.
+stat_at_least() {
+	[ "$(stat_of "$1" "$2")" -ge "$3" ]
+}
+
+# state_is NODE_DIR STATE
+state_is() {
+	[ "$(cat "$1/state")" = "$2" ]
+}
+
 dst_teardown() {
+	if [ -n "${DST_FIO_PID:-}" ]; then
+		kill "$DST_FIO_PID" 2>/dev/null || true
+		wait "$DST_FIO_PID" 2>/dev/null || true
+	fi
 	dst_unload || echo "teardown: dst did not unload" >&2
 	local ns
 	for ns in ${DST_EXTRA_NETNS:-}; do
