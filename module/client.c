@@ -62,6 +62,7 @@ struct dst_rconn {
 	int idx;
 	struct mutex tx_lock;	/* one frame at a time; live, epoch */
 	bool live;		/* frames may be sent; cleared by the rx loop */
+	bool corked;		/* the last frame went with MSG_MORE */
 	u32 epoch;		/* incarnation, for orphans and resends */
 	struct mutex sock_lock;	/* sock pointer vs. shutdown */
 	struct socket *sock;
@@ -268,18 +269,26 @@ fail:
 
 /* --- sending ------------------------------------------------------- */
 
+/*
+ * Send one request frame.  @more: blk-mq has more requests for us right
+ * behind this one, so let TCP hold a partial segment back (MSG_MORE) and
+ * put several frames in one packet; the last request of the batch, or
+ * commit_rqs, pushes.  Called with tx_lock held.
+ */
 static int dst_rconn_send(struct dst_rconn *conn, struct request *rq,
-			  const struct dst_msg *m)
+			  const struct dst_msg *m, bool more)
 {
+	int last = more ? MSG_MORE : 0;
 	struct dst_wire_hdr hdr;
 	struct req_iterator iter;
 	struct bio_vec bv;
 	u32 left = m->len;
 	int err;
 
+	conn->corked = more;
 	dst_msg_encode(&hdr, m);
 	if (m->cmd != DST_CMD_WRITE)
-		return dst_sock_send(conn->sock, &hdr, sizeof(hdr), 0);
+		return dst_sock_send(conn->sock, &hdr, sizeof(hdr), last);
 
 	err = dst_sock_send(conn->sock, &hdr, sizeof(hdr), MSG_MORE);
 	rq_for_each_segment(bv, rq, iter) {
@@ -291,7 +300,7 @@ static int dst_rconn_send(struct dst_rconn *conn, struct request *rq,
 		 * i.e. after it received (and TCP acknowledged) these pages.
 		 */
 		err = dst_sock_send_bvec(conn->sock, &bv, true,
-					 left ? MSG_MORE : 0);
+					 left ? MSG_MORE : last);
 	}
 	return err;
 }
@@ -342,6 +351,21 @@ static struct dst_rconn *dst_pick_conn(struct dst_remote *rem, int idx)
 }
 
 /*
+ * The batch blk-mq was dispatching ended (early, or with a request that
+ * was not sent on this queue's connection): push what is corked.
+ */
+static void dst_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	struct dst_rconn *conn = hctx->driver_data;
+
+	mutex_lock(&conn->tx_lock);
+	if (conn->live && conn->corked)
+		dst_sock_push(conn->sock);
+	conn->corked = false;
+	mutex_unlock(&conn->tx_lock);
+}
+
+/*
  * A reply for a request being resent got there first (dst_recv_reply()
  * took it, data and all): finish the request instead of sending it.
  * Called with cmd->lock held; true if so.
@@ -358,8 +382,8 @@ static bool dst_cmd_take_answer(struct request *rq)
 	return true;
 }
 
-static blk_status_t dst_queue_rq(struct blk_mq_hw_ctx *hctx,
-				 const struct blk_mq_queue_data *bd)
+static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
+				   const struct blk_mq_queue_data *bd)
 {
 	struct dst_rconn *conn = hctx->driver_data;
 	struct dst_remote *rem = conn->rem;
@@ -464,7 +488,9 @@ send:
 	 * makes the receive loop orphan rq with the rest, to be resent
 	 * after the reconnection.
 	 */
-	err = dst_rconn_send(conn, rq, &m);
+	/* Cork only the queue's own connection: commit_rqs pushes that one. */
+	err = dst_rconn_send(conn, rq, &m,
+			     !bd->last && conn == hctx->driver_data);
 	mutex_unlock(&conn->tx_lock);
 	if (err) {
 		if (!READ_ONCE(rem->stopping))
@@ -473,6 +499,16 @@ send:
 		dst_rconn_kill(conn);
 	}
 	return BLK_STS_OK;
+}
+
+static blk_status_t dst_queue_rq(struct blk_mq_hw_ctx *hctx,
+				 const struct blk_mq_queue_data *bd)
+{
+	blk_status_t ret = __dst_queue_rq(hctx, bd);
+
+	if (bd->last)
+		dst_commit_rqs(hctx);
+	return ret;
 }
 
 static void dst_complete_rq(struct request *rq)
@@ -600,6 +636,7 @@ static int dst_init_request(struct blk_mq_tag_set *set, struct request *rq,
 
 static const struct blk_mq_ops dst_mq_ops = {
 	.queue_rq	= dst_queue_rq,
+	.commit_rqs	= dst_commit_rqs,
 	.complete	= dst_complete_rq,
 	.timeout	= dst_timeout,
 	.init_hctx	= dst_init_hctx,
@@ -618,14 +655,24 @@ static blk_status_t dst_status_to_blk(u32 status)
 	}
 }
 
+/* A READ reply's data, straight into the request's pages, a bio a call. */
 static int dst_recv_data(struct dst_rconn *conn, struct request *rq)
 {
-	struct req_iterator iter;
-	struct bio_vec bv;
+	struct bio *bio;
 	int err = 0;
 
-	rq_for_each_segment(bv, rq, iter) {
-		err = dst_sock_recv_bvec(conn->sock, &bv);
+	__rq_for_each_bio(bio, rq) {
+		struct bvec_iter bi;
+		struct bio_vec bv;
+		unsigned int nr = 0;
+
+		bio_for_each_bvec(bv, bio, bi)
+			nr++;
+		err = dst_sock_recv_bvecs(conn->sock,
+					  __bvec_iter_bvec(bio->bi_io_vec,
+							   bio->bi_iter),
+					  nr, bio->bi_iter.bi_size,
+					  bio->bi_iter.bi_bvec_done);
 		if (err)
 			break;
 	}

@@ -88,6 +88,20 @@ bool dst_sock_acked(struct socket *sock, u32 seq)
 	return !before(READ_ONCE(tcp_sk(sock->sk)->snd_una), seq);
 }
 
+/* Bytes received and not yet read: more requests are already here. */
+bool dst_sock_has_input(struct socket *sock)
+{
+	const struct tcp_sock *tp = tcp_sk(sock->sk);
+
+	return READ_ONCE(tp->rcv_nxt) != READ_ONCE(tp->copied_seq);
+}
+
+/* Send what MSG_MORE held back. */
+void dst_sock_push(struct socket *sock)
+{
+	tcp_sock_set_cork(sock->sk, false);
+}
+
 static int dst_addrlen(const struct sockaddr_storage *addr)
 {
 	return addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
@@ -260,9 +274,21 @@ int dst_sock_send_bvec(struct socket *sock, const struct bio_vec *bv,
 
 int dst_sock_recv_bvec(struct socket *sock, const struct bio_vec *bv)
 {
+	return dst_sock_recv_bvecs(sock, bv, 1, bv->bv_len, 0);
+}
+
+/*
+ * Receive @len bytes into @nr bio_vecs starting @offset bytes into the
+ * first: a whole bio (or a server request's pages) in one call instead of
+ * one per page.
+ */
+int dst_sock_recv_bvecs(struct socket *sock, const struct bio_vec *bv,
+			unsigned int nr, size_t len, size_t offset)
+{
 	struct iov_iter iter;
 
-	iov_iter_bvec(&iter, ITER_DEST, bv, 1, bv->bv_len);
+	iov_iter_bvec(&iter, ITER_DEST, bv, nr, len);
+	iter.iov_offset = offset;
 	return dst_sock_xfer(sock, &iter, false, 0);
 }
 

@@ -220,12 +220,16 @@ void dst_sock_set_timeout(struct socket *sock, int timeout_ms);
 void dst_sock_keepalive(struct socket *sock, int idle_s, int intvl_s, int cnt);
 u32 dst_sock_queued_seq(struct socket *sock);
 bool dst_sock_acked(struct socket *sock, u32 seq);
+bool dst_sock_has_input(struct socket *sock);
+void dst_sock_push(struct socket *sock);
 int dst_sock_send(struct socket *sock, const void *buf, size_t len,
 		  int flags);
 int dst_sock_send_bvec(struct socket *sock, const struct bio_vec *bv,
 		       bool zero_copy, int flags);
 int dst_sock_recv(struct socket *sock, void *buf, size_t len);
 int dst_sock_recv_bvec(struct socket *sock, const struct bio_vec *bv);
+int dst_sock_recv_bvecs(struct socket *sock, const struct bio_vec *bv,
+			unsigned int nr, size_t len, size_t offset);
 int dst_sock_discard(struct socket *sock, size_t len);
 int dst_sock_peer(struct socket *sock, struct sockaddr_storage *ss);
 

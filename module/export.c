@@ -101,6 +101,9 @@ struct dst_sconn {
 	struct dst_geometry geo;	/* negotiated on this connection */
 	struct work_struct recv_work;
 	struct work_struct send_work;
+	struct mutex send_lock;		/* one sender: the work or the rx loop */
+	/* The rx loop while it submits: completions inside it need no work. */
+	struct task_struct *submitter;
 
 	spinlock_t lock;		/* replies; taken from bio completion */
 	struct list_head replies;
@@ -129,6 +132,7 @@ struct dst_io {
 	unsigned int nr_pages;
 	unsigned int nr_normal;		/* pages[0..nr_normal) not reserve */
 	struct page *pages[DST_SRV_MAX_PAGES];
+	struct bio_vec bvecs[DST_SRV_MAX_PAGES];	/* WRITE data, one recv */
 };
 
 /* --- requests ------------------------------------------------------ */
@@ -228,7 +232,13 @@ static void dst_queue_reply(struct dst_io *io)
 	}
 	list_add_tail(&io->entry, &conn->replies);
 	spin_unlock_irqrestore(&conn->lock, flags);
-	queue_work(conn->exp->send_wq, &conn->send_work);
+	/*
+	 * A bio that completed inside submit_bio() (brd, a cache hit) or a
+	 * reply the rx loop queued itself is sent by the rx loop, without
+	 * waking another thread; anything else wakes the send work.
+	 */
+	if (READ_ONCE(conn->submitter) != current)
+		queue_work(conn->exp->send_wq, &conn->send_work);
 }
 
 /* May run in interrupt context: only note the status and queue. */
@@ -318,14 +328,14 @@ static int dst_send_reply(struct dst_sconn *conn, struct dst_io *io,
 	return err;
 }
 
-static void dst_send_work(struct work_struct *work)
+/* Send every queued reply, in batches (MSG_MORE until the last). */
+static void dst_send_replies(struct dst_sconn *conn)
 {
-	struct dst_sconn *conn = container_of(work, struct dst_sconn,
-					      send_work);
 	unsigned int noio = memalloc_noio_save();
 	struct dst_io *io, *next;
 	LIST_HEAD(batch);
 
+	mutex_lock(&conn->send_lock);
 	for (;;) {
 		spin_lock_irq(&conn->lock);
 		list_splice_init(&conn->replies, &batch);
@@ -343,7 +353,18 @@ static void dst_send_work(struct work_struct *work)
 			dst_io_free(io);
 		}
 	}
+	mutex_unlock(&conn->send_lock);
 	memalloc_noio_restore(noio);
+}
+
+static void dst_send_work(struct work_struct *work)
+{
+	dst_send_replies(container_of(work, struct dst_sconn, send_work));
+}
+
+static bool dst_sconn_replies_pending(struct dst_sconn *conn)
+{
+	return !list_empty_careful(&conn->replies);
 }
 
 /* --- a connection -------------------------------------------------- */
@@ -579,20 +600,17 @@ static int dst_sconn_resend(struct dst_sconn *conn, const struct dst_msg *m)
  * Read one request and start it.  Returns 0 to go on, 1 for an orderly
  * goodbye, or an error that ends the connection.
  */
-static int dst_sconn_recv_request(struct dst_sconn *conn)
+static int __dst_sconn_recv_request(struct dst_sconn *conn,
+				    const struct dst_wire_hdr *hdr)
 {
 	struct dst_node *node = conn->exp->node;
-	struct dst_wire_hdr hdr;
 	const char *why = NULL;
 	struct dst_io *io;
 	struct dst_msg m;
 	unsigned int i;
 	int ret;
 
-	ret = dst_sock_recv(conn->sock, &hdr, sizeof(hdr));
-	if (ret)
-		return ret;
-	if (dst_msg_decode(&hdr, &m)) {
+	if (dst_msg_decode(hdr, &m)) {
 		why = "bad magic or version";
 		ret = -EPROTO;
 	} else {
@@ -636,23 +654,39 @@ static int dst_sconn_recv_request(struct dst_sconn *conn)
 		break;
 	case DST_CMD_WRITE:
 		dst_io_alloc_pages(io, m.len);
-		for (i = 0; i < io->nr_pages; i++) {
-			struct bio_vec bv = {
-				.bv_page = io->pages[i],
-				.bv_len = min_t(u32, PAGE_SIZE,
-						m.len - i * PAGE_SIZE),
-			};
-
-			ret = dst_sock_recv_bvec(conn->sock, &bv);
-			if (ret) {
-				dst_io_free(io);
-				return ret;
-			}
+		for (i = 0; i < io->nr_pages; i++)
+			bvec_set_page(&io->bvecs[i], io->pages[i],
+				      min_t(u32, PAGE_SIZE,
+					    m.len - i * PAGE_SIZE), 0);
+		ret = dst_sock_recv_bvecs(conn->sock, io->bvecs, io->nr_pages,
+					  m.len, 0);
+		if (ret) {
+			dst_io_free(io);
+			return ret;
 		}
 		break;
 	}
 	dst_io_submit(io);
 	return 0;
+}
+
+static int dst_sconn_recv_request(struct dst_sconn *conn)
+{
+	struct dst_wire_hdr hdr;
+	int ret;
+
+	ret = dst_sock_recv(conn->sock, &hdr, sizeof(hdr));
+	if (ret)
+		return ret;
+	/*
+	 * From the header on, the rx loop is busy and will look at the
+	 * reply list when it is done: replies queued meanwhile in its own
+	 * context (inline bio completions, refusals, PING) wake nobody.
+	 */
+	WRITE_ONCE(conn->submitter, current);
+	ret = __dst_sconn_recv_request(conn, &hdr);
+	WRITE_ONCE(conn->submitter, NULL);
+	return ret;
 }
 
 static bool dst_sconn_may_read(struct dst_sconn *conn)
@@ -681,9 +715,20 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	}
 	while (!err) {
 		/* Back-pressure: a client may not queue unbounded work. */
-		wait_event(conn->wait, dst_sconn_may_read(conn));
+		if (!dst_sconn_may_read(conn)) {
+			dst_send_replies(conn);
+			wait_event(conn->wait, dst_sconn_may_read(conn));
+		}
 		err = dst_sconn_recv_request(conn);
+		/*
+		 * Answer what completed inline once the client has sent all
+		 * it had: replies to a burst of requests go out together.
+		 */
+		if (!err && dst_sconn_replies_pending(conn) &&
+		    !dst_sock_has_input(conn->sock))
+			dst_send_replies(conn);
 	}
+	dst_send_replies(conn);
 	if (err < 0 && err != -ECONNRESET && err != -EPERM &&
 	    !READ_ONCE(exp->stopping) && !READ_ONCE(conn->fenced))
 		pr_warn("%s: client %pISpc: connection error %d\n",
@@ -725,6 +770,7 @@ static void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
 	init_waitqueue_head(&conn->wait);
 	INIT_WORK(&conn->recv_work, dst_sconn_recv_work);
 	INIT_WORK(&conn->send_work, dst_send_work);
+	mutex_init(&conn->send_lock);
 
 	/*
 	 * A child socket is born with its listener's callbacks: give it
@@ -953,8 +999,9 @@ int dst_export_start(struct dst_node *node)
 	exp->io_pool = mempool_create_kmalloc_pool(DST_SRV_RESERVE_IOS,
 						   sizeof(struct dst_io));
 	exp->page_pool = mempool_create_page_pool(DST_SRV_MAX_PAGES, 0);
+	/* High priority: the rx loops also send what completed inline. */
 	exp->recv_wq = alloc_workqueue("dst-%s-rx", WQ_MEM_RECLAIM |
-				       WQ_UNBOUND, 0, node->name);
+				       WQ_UNBOUND | WQ_HIGHPRI, 0, node->name);
 	exp->send_wq = alloc_workqueue("dst-%s-tx", WQ_MEM_RECLAIM |
 				       WQ_UNBOUND | WQ_HIGHPRI, 0, node->name);
 	exp->stats = dst_stats_alloc();
