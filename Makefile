@@ -4,6 +4,7 @@
 #   make module   build module/dst.ko against the Debian 6.1 headers
 #   make check    deps + module + the runner self-test + every bats suite
 #   make demo     deps + module + a guest that shows DST at work
+#   make bench    DST against raw brd, NBD and NVMe/TCP in one guest
 #   make vm-shell an interactive guest shell for debugging
 #   make clean
 #
@@ -39,6 +40,9 @@ check: module tools
 demo: module tools
 	@sh tests/vm/run -o demo -e 'sh tests/demo.sh'
 
+bench: module tools
+	@sh tests/bench/run
+
 vm-shell: module tools
 	@sh tests/vm/run -s
 
@@ -51,4 +55,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/selftest/warn clean
 	rm -rf build
 
-.PHONY: all deps module tools check demo vm-shell lint clean
+.PHONY: all deps module tools check demo bench vm-shell lint clean
