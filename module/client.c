@@ -64,8 +64,9 @@ struct dst_rconn {
 	bool live;		/* frames may be sent; cleared by the rx loop */
 	bool corked;		/* the last frame went with MSG_MORE */
 	u32 epoch;		/* incarnation, for orphans and resends */
-	struct mutex sock_lock;	/* sock pointer vs. shutdown */
+	struct mutex sock_lock;	/* sock pointer vs. shutdown; killed */
 	struct socket *sock;
+	bool killed;		/* shut down: the rx loop must not requeue */
 	unsigned long last_rx;	/* jiffies of the last frame received */
 	struct work_struct recv_work;
 };
@@ -123,6 +124,7 @@ static const char *dst_rem_name(struct dst_remote *rem)
 static void dst_rconn_kill(struct dst_rconn *conn)
 {
 	mutex_lock(&conn->sock_lock);
+	conn->killed = true;
 	if (conn->sock)
 		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
 	mutex_unlock(&conn->sock_lock);
@@ -768,6 +770,28 @@ proto:
 
 static void dst_rconn_down(struct dst_rconn *conn, int err);
 
+/*
+ * Run the receive loop on the CPU where the server's frames come in
+ * (sk_incoming_cpu), as nvme-tcp runs its io_work on the queue's CPU:
+ * the reply then completes on that CPU without waking a worker on
+ * another one.  Not once the connection is being killed: whoever killed
+ * it flushes the work and must see its last run.  Called between frames;
+ * true if requeued.
+ */
+static bool dst_rconn_follow(struct dst_rconn *conn)
+{
+	int cpu = READ_ONCE(conn->sock->sk->sk_incoming_cpu);
+	bool moved = false;
+
+	if (cpu < 0 || cpu == raw_smp_processor_id() || !cpu_online(cpu))
+		return false;
+	mutex_lock(&conn->sock_lock);
+	if (!conn->killed)
+		moved = queue_work_on(cpu, conn->rem->wq, &conn->recv_work);
+	mutex_unlock(&conn->sock_lock);
+	return moved;
+}
+
 static void dst_recv_work(struct work_struct *work)
 {
 	struct dst_rconn *conn = container_of(work, struct dst_rconn,
@@ -777,6 +801,12 @@ static void dst_recv_work(struct work_struct *work)
 
 	do {
 		err = dst_recv_reply(conn);
+		/* About to wait for the server: wait where it sends from. */
+		if (!err && !dst_sock_has_input(conn->sock) &&
+		    dst_rconn_follow(conn)) {
+			memalloc_noio_restore(noio);
+			return;
+		}
 	} while (!err);
 	dst_rconn_down(conn, err);
 	memalloc_noio_restore(noio);
@@ -836,6 +866,7 @@ static void dst_rconn_up(struct dst_rconn *conn, struct socket *sock)
 	mutex_lock(&conn->sock_lock);
 	old = conn->sock;
 	conn->sock = sock;
+	conn->killed = false;
 	mutex_unlock(&conn->sock_lock);
 	if (old)
 		sock_release(old);
@@ -1225,8 +1256,9 @@ int dst_remote_start(struct dst_node *node)
 							       DST_P_QUEUE_DEPTH));
 	if (!rem->stats || !rem->gens)
 		goto out_free;
-	rem->wq = alloc_workqueue("dst-%s", WQ_MEM_RECLAIM | WQ_UNBOUND |
-				  WQ_HIGHPRI, 0, node->name);
+	/* Per-CPU: a receive loop runs where it is queued (it follows). */
+	rem->wq = alloc_workqueue("dst-%s", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0,
+				  node->name);
 	if (!rem->wq)
 		goto out_free;
 	err = ida_alloc_max(&dst_index_ida, DST_MAX_DISKS - 1, GFP_KERNEL);

@@ -117,6 +117,7 @@ struct dst_sconn {
 	u16 *seen;
 	u16 nr_queues, queue_depth;
 	bool fenced;			/* replaced by a newer connection */
+	bool established;		/* handshake done (rx loop reruns) */
 	/* Requests read and not yet answered, by tag: resends, under lock. */
 	DECLARE_HASHTABLE(pending, DST_SRV_PENDING_BITS);
 };
@@ -695,7 +696,27 @@ static bool dst_sconn_may_read(struct dst_sconn *conn)
 	       READ_ONCE(conn->exp->stopping);
 }
 
-/* A connection's whole life, after accept. */
+/*
+ * Run the rx loop on the CPU where the client's frames come in
+ * (sk_incoming_cpu), as nvmet-tcp runs its io_work: a request, its bio
+ * and, for a device that completes inline, its reply then stay on one
+ * CPU, instead of waking a worker elsewhere for every frame.  Called
+ * between frames; true if the loop was requeued there and must return.
+ */
+static bool dst_sconn_follow(struct dst_sconn *conn)
+{
+	int cpu = READ_ONCE(conn->sock->sk->sk_incoming_cpu);
+
+	if (cpu < 0 || cpu == raw_smp_processor_id() || !cpu_online(cpu) ||
+	    READ_ONCE(conn->exp->stopping))
+		return false;
+	return queue_work_on(cpu, conn->exp->recv_wq, &conn->recv_work);
+}
+
+/*
+ * A connection's whole life, after accept; the work requeues itself to
+ * follow the client's CPU (dst_sconn_follow()), the last run frees it.
+ */
 static void dst_sconn_recv_work(struct work_struct *work)
 {
 	struct dst_sconn *conn = container_of(work, struct dst_sconn,
@@ -703,15 +724,19 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	struct dst_export *exp = conn->exp;
 	struct dst_node *node = exp->node;
 	unsigned int noio = memalloc_noio_save();
-	int err;
+	int err = 0;
 
-	dst_sock_set_timeout(conn->sock, DST_SRV_HELLO_MS);
-	err = dst_sconn_handshake(conn);
-	if (!err) {
-		dst_sock_set_timeout(conn->sock, 0);
-		lock_sock(conn->sock->sk);
-		conn->sock->sk->sk_sndtimeo = msecs_to_jiffies(DST_SRV_SEND_MS);
-		release_sock(conn->sock->sk);
+	if (!conn->established) {
+		dst_sock_set_timeout(conn->sock, DST_SRV_HELLO_MS);
+		err = dst_sconn_handshake(conn);
+		if (!err) {
+			dst_sock_set_timeout(conn->sock, 0);
+			lock_sock(conn->sock->sk);
+			conn->sock->sk->sk_sndtimeo =
+				msecs_to_jiffies(DST_SRV_SEND_MS);
+			release_sock(conn->sock->sk);
+			conn->established = true;
+		}
 	}
 	while (!err) {
 		/* Back-pressure: a client may not queue unbounded work. */
@@ -724,9 +749,15 @@ static void dst_sconn_recv_work(struct work_struct *work)
 		 * Answer what completed inline once the client has sent all
 		 * it had: replies to a burst of requests go out together.
 		 */
-		if (!err && dst_sconn_replies_pending(conn) &&
-		    !dst_sock_has_input(conn->sock))
+		if (err || dst_sock_has_input(conn->sock))
+			continue;
+		if (dst_sconn_replies_pending(conn))
 			dst_send_replies(conn);
+		/* About to wait for the client: wait where it sends from. */
+		if (dst_sconn_follow(conn)) {
+			memalloc_noio_restore(noio);
+			return;
+		}
 	}
 	dst_send_replies(conn);
 	if (err < 0 && err != -ECONNRESET && err != -EPERM &&
@@ -999,9 +1030,12 @@ int dst_export_start(struct dst_node *node)
 	exp->io_pool = mempool_create_kmalloc_pool(DST_SRV_RESERVE_IOS,
 						   sizeof(struct dst_io));
 	exp->page_pool = mempool_create_page_pool(DST_SRV_MAX_PAGES, 0);
-	/* High priority: the rx loops also send what completed inline. */
+	/*
+	 * Per-CPU, so an rx loop runs where it is queued (it follows its
+	 * client's CPU); high priority, since it also sends replies.
+	 */
 	exp->recv_wq = alloc_workqueue("dst-%s-rx", WQ_MEM_RECLAIM |
-				       WQ_UNBOUND | WQ_HIGHPRI, 0, node->name);
+				       WQ_HIGHPRI, 0, node->name);
 	exp->send_wq = alloc_workqueue("dst-%s-tx", WQ_MEM_RECLAIM |
 				       WQ_UNBOUND | WQ_HIGHPRI, 0, node->name);
 	exp->stats = dst_stats_alloc();
