@@ -67,7 +67,8 @@ struct dst_rconn {
 	struct mutex sock_lock;	/* sock pointer vs. shutdown; killed */
 	struct socket *sock;
 	bool killed;		/* shut down: the rx loop must not requeue */
-	unsigned long last_rx;	/* jiffies of the last frame received */
+	unsigned long last_rx;	/* jiffies of the last sign of life */
+	u64 ka_progress;	/* TCP progress seen by the keepalive */
 	struct work_struct recv_work;
 };
 
@@ -980,7 +981,9 @@ static void dst_fail_work(struct work_struct *work)
 /*
  * Keepalive: a connection silent for keepalive_ms gets a PING; one silent
  * for twice that is dead, whatever TCP thinks.  A busy connection is
- * never silent: every reply counts.
+ * never silent: every reply counts, and so does any byte TCP receives or
+ * gets acknowledged, so a frame crawling over a bad link is not mistaken
+ * for a dead peer.
  */
 static void dst_ka_work(struct work_struct *work)
 {
@@ -999,6 +1002,18 @@ static void dst_ka_work(struct work_struct *work)
 
 		if (!READ_ONCE(conn->live))
 			continue;
+		/* Bytes moving either way count, not only whole frames. */
+		if (mutex_trylock(&conn->tx_lock)) {
+			if (conn->live) {
+				u64 p = dst_sock_progress(conn->sock);
+
+				if (p != conn->ka_progress) {
+					conn->ka_progress = p;
+					WRITE_ONCE(conn->last_rx, jiffies);
+				}
+			}
+			mutex_unlock(&conn->tx_lock);
+		}
 		idle = jiffies - READ_ONCE(conn->last_rx);
 		if (idle >= 2 * ka) {
 			pr_warn("%s: connection %d to %pISpc silent for %u ms despite keepalive; dropping it\n",

@@ -88,6 +88,18 @@ bool dst_sock_acked(struct socket *sock, u32 seq)
 	return !before(READ_ONCE(tcp_sk(sock->sk)->snd_una), seq);
 }
 
+/*
+ * A token that changes whenever TCP receives bytes from the peer or the
+ * peer acknowledges ours: proof of life even in the middle of a frame
+ * that a slow link takes seconds to deliver.
+ */
+u64 dst_sock_progress(struct socket *sock)
+{
+	const struct tcp_sock *tp = tcp_sk(sock->sk);
+
+	return (u64)READ_ONCE(tp->rcv_nxt) << 32 | READ_ONCE(tp->snd_una);
+}
+
 /* Bytes received and not yet read: more requests are already here. */
 bool dst_sock_has_input(struct socket *sock)
 {
