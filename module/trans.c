@@ -99,8 +99,9 @@ u32 dst_trans_key(u64 id, u16 *gen)
  * @why: reason, when there is none
  *
  * Returns the request with its cmd->lock held and DST_CMD_INFLIGHT or
- * DST_CMD_RESENDING set, or NULL: an id that never existed is a protocol error (@why says so),
- * one that has finished or been reused is a stale reply (@why is NULL).
+ * DST_CMD_RESENDING set, or NULL: an id that never existed is a protocol
+ * error (@why says so), one that has finished or been reused is a stale
+ * reply (@why is NULL).
  */
 struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 			       const char **why)
@@ -117,8 +118,17 @@ struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 		*why = "reply for an id never sent";
 		return NULL;
 	}
+	/*
+	 * Not blk_mq_request_started(): a request the timeout handler has
+	 * requeued to be resent is idle to blk-mq until queue_rq starts it
+	 * again, yet the reply to its first copy is the only one the server
+	 * will ever send (it drops the copy).  Our own state bits, under
+	 * cmd->lock, say whether a reply is awaited; the pointer is always
+	 * one of the tag set's preallocated requests (no I/O scheduler), or
+	 * the flush request borrowing the tag, so it is safe to look at.
+	 */
 	rq = blk_mq_tag_to_rq(set->tags[hwq], tag);
-	if (!rq || !blk_mq_request_started(rq))
+	if (!rq)
 		return NULL;
 	cmd = blk_mq_rq_to_pdu(rq);
 	mutex_lock(&cmd->lock);
