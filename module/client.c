@@ -492,17 +492,26 @@ send:
 	cmd->seq = dst_sock_queued_seq(conn->sock) + DST_HDR_SIZE +
 		   (m.cmd == DST_CMD_WRITE ? m.len : 0);
 	set_bit(DST_CMD_INFLIGHT, &cmd->flags);
+	set_bit(DST_CMD_SENDING, &cmd->flags);
 	mutex_unlock(&cmd->lock);
 
 	/*
-	 * From here on the reply may complete rq at any moment.  If the
-	 * send fails, rq stays in flight on this connection: killing it
-	 * makes the receive loop orphan rq with the rest, to be resent
-	 * after the reconnection.
+	 * From here on a reply may come at any moment: the reply to an
+	 * earlier copy of a resend, before this copy is even written out.
+	 * SENDING keeps rq (and the bio whose pages are being sent) ours
+	 * until the send is done: a reply meanwhile is only noted, and
+	 * completed here.  If the send fails, rq stays in flight on this
+	 * connection: killing it makes the receive loop orphan rq with the
+	 * rest, to be resent after the reconnection.
 	 */
 	/* Cork only the queue's own connection: commit_rqs pushes that one. */
 	err = dst_rconn_send(conn, rq, &m,
 			     !bd->last && conn == hctx->driver_data);
+	mutex_lock(&cmd->lock);
+	clear_bit(DST_CMD_SENDING, &cmd->flags);
+	if (test_and_clear_bit(DST_CMD_ANSWERED, &cmd->flags))
+		blk_mq_complete_request(rq);
+	mutex_unlock(&cmd->lock);
 	mutex_unlock(&conn->tx_lock);
 	if (err) {
 		if (!READ_ONCE(rem->stopping))
@@ -570,7 +579,9 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 
 	mutex_lock(&cmd->lock);
 	tries = cmd->retries;
-	if (test_bit(DST_CMD_INFLIGHT, &cmd->flags)) {
+	if (test_bit(DST_CMD_SENDING, &cmd->flags)) {
+		/* queue_rq is still writing it out: not ours to touch. */
+	} else if (test_bit(DST_CMD_INFLIGHT, &cmd->flags)) {
 		/*
 		 * The server has not even received all of it: the network
 		 * is slow, and a copy queued behind it would only be slower.
@@ -762,8 +773,13 @@ static int dst_recv_reply(struct dst_rconn *conn)
 			return err;
 		}
 	}
-	if (test_bit(DST_CMD_RESENDING, &cmd->flags)) {
-		/* Requeued to be resent: queue_rq finishes it instead. */
+	if (test_bit(DST_CMD_RESENDING, &cmd->flags) ||
+	    test_bit(DST_CMD_SENDING, &cmd->flags)) {
+		/*
+		 * Requeued to be resent, or a copy is being sent: queue_rq
+		 * finishes it instead, once it no longer needs it.
+		 */
+		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
 		cmd->status = dst_status_to_blk(m.status);
 		set_bit(DST_CMD_ANSWERED, &cmd->flags);
 	} else {

@@ -253,6 +253,7 @@ struct dst_cmd {
 #define DST_CMD_ORPHAN		1	/* its connection died; awaits the fence */
 #define DST_CMD_RESENDING	2	/* timed out, requeued to be sent again */
 #define DST_CMD_ANSWERED	3	/* ... and its reply came meanwhile */
+#define DST_CMD_SENDING		4	/* queue_rq is still reading its pages */
 
 struct dst_trans_gens;
 struct dst_trans_gens *dst_trans_gens_alloc(unsigned int nr_hw_queues,
