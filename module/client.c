@@ -828,7 +828,7 @@ static void dst_recv_work(struct work_struct *work)
 	do {
 		err = dst_recv_reply(conn);
 		/* About to wait for the server: wait where it sends from. */
-		if (!err && !dst_sock_has_input(conn->sock) &&
+		if (!err && !dst_sock_has_input(conn->sock, 1) &&
 		    dst_rconn_follow(conn)) {
 			memalloc_noio_restore(noio);
 			return;

@@ -100,12 +100,17 @@ u64 dst_sock_progress(struct socket *sock)
 	return (u64)READ_ONCE(tp->rcv_nxt) << 32 | READ_ONCE(tp->snd_una);
 }
 
-/* Bytes received and not yet read: more requests are already here. */
-bool dst_sock_has_input(struct socket *sock)
+/*
+ * At least @bytes received in order and not yet read: a read of that
+ * many would not wait for the network.  (A lockless peek: it can only
+ * be stale towards "fewer", as the reader is the caller.)
+ */
+bool dst_sock_has_input(struct socket *sock, u32 bytes)
 {
 	const struct tcp_sock *tp = tcp_sk(sock->sk);
 
-	return READ_ONCE(tp->rcv_nxt) != READ_ONCE(tp->copied_seq);
+	return (s32)(READ_ONCE(tp->rcv_nxt) - READ_ONCE(tp->copied_seq)) >=
+	       (s32)bytes;
 }
 
 /* Send what MSG_MORE held back. */

@@ -220,7 +220,7 @@ void dst_sock_set_timeout(struct socket *sock, int timeout_ms);
 void dst_sock_keepalive(struct socket *sock, int idle_s, int intvl_s, int cnt);
 u32 dst_sock_queued_seq(struct socket *sock);
 bool dst_sock_acked(struct socket *sock, u32 seq);
-bool dst_sock_has_input(struct socket *sock);
+bool dst_sock_has_input(struct socket *sock, u32 bytes);
 u64 dst_sock_progress(struct socket *sock);
 void dst_sock_push(struct socket *sock);
 int dst_sock_send(struct socket *sock, const void *buf, size_t len,

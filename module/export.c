@@ -52,6 +52,7 @@
 #define DST_SRV_MAX_PAGES	(DST_SRV_MAX_IO / PAGE_SIZE)
 #define DST_SRV_MAX_RANGE	SZ_1G	/* discard, write zeroes */
 #define DST_SRV_MAX_INFLIGHT	1024	/* per connection */
+#define DST_SRV_REPLY_BATCH	32	/* requests read before replies go */
 #define DST_SRV_MAX_CONNS	200	/* per export */
 #define DST_SRV_RESERVE_IOS	16
 #define DST_SRV_HELLO_MS	10000	/* a client must say HELLO by then */
@@ -368,6 +369,21 @@ static bool dst_sconn_replies_pending(struct dst_sconn *conn)
 	return !list_empty_careful(&conn->replies);
 }
 
+/*
+ * The rx loop sends the replies that completed in its own context when
+ * it is about to wait for the client (dst_queue_reply()).  "About to
+ * wait" is any read of bytes not all received yet -- the next header,
+ * or the rest of a payload -- and not just an empty socket: on a lossy
+ * link a frame often sits half-received while TCP waits for a
+ * retransmission, and the client is waiting for these very replies.
+ */
+static void dst_sconn_before_read(struct dst_sconn *conn, u32 bytes)
+{
+	if (dst_sconn_replies_pending(conn) &&
+	    !dst_sock_has_input(conn->sock, bytes))
+		dst_send_replies(conn);
+}
+
 /* --- a connection -------------------------------------------------- */
 
 static int dst_sconn_reply_hello(struct dst_sconn *conn, u32 status)
@@ -587,13 +603,16 @@ static int dst_sconn_resend(struct dst_sconn *conn, const struct dst_msg *m)
 		seen = &conn->seen[queue * conn->queue_depth + tag];
 		if (gen && *seen == gen) {
 			atomic64_inc(&conn->exp->merged);
+			dst_sconn_before_read(conn, dst_request_payload(m));
 			return dst_sock_discard(conn->sock,
 						dst_request_payload(m)) ?: 1;
 		}
 		*seen = gen;
 	}
-	if (!dst_sconn_tag_free(conn, key))
+	if (!dst_sconn_tag_free(conn, key)) {
+		dst_send_replies(conn);
 		wait_event(conn->wait, dst_sconn_tag_free(conn, key));
+	}
 	return 0;
 }
 
@@ -634,6 +653,7 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 	if (ret > 0) {
 		/* Well formed but refused: skip its data, say why. */
 		io->m.status = ret;
+		dst_sconn_before_read(conn, dst_request_payload(&m));
 		ret = dst_sock_discard(conn->sock, dst_request_payload(&m));
 		if (ret) {
 			dst_io_free(io);
@@ -659,6 +679,7 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 			bvec_set_page(&io->bvecs[i], io->pages[i],
 				      min_t(u32, PAGE_SIZE,
 					    m.len - i * PAGE_SIZE), 0);
+		dst_sconn_before_read(conn, m.len);
 		ret = dst_sock_recv_bvecs(conn->sock, io->bvecs, io->nr_pages,
 					  m.len, 0);
 		if (ret) {
@@ -724,6 +745,8 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	struct dst_export *exp = conn->exp;
 	struct dst_node *node = exp->node;
 	unsigned int noio = memalloc_noio_save();
+	unsigned int batch = 0;
+	bool more;
 	int err = 0;
 
 	if (!conn->established) {
@@ -747,14 +770,20 @@ static void dst_sconn_recv_work(struct work_struct *work)
 		err = dst_sconn_recv_request(conn);
 		/*
 		 * Answer what completed inline once the client has sent all
-		 * it had: replies to a burst of requests go out together.
+		 * it had, so replies to a burst of requests go out together
+		 * -- or after a batch, so a client that never pauses still
+		 * hears back.
 		 */
-		if (err || dst_sock_has_input(conn->sock))
+		if (err)
 			continue;
+		more = dst_sock_has_input(conn->sock, DST_HDR_SIZE);
+		if (more && ++batch < DST_SRV_REPLY_BATCH)
+			continue;
+		batch = 0;
 		if (dst_sconn_replies_pending(conn))
 			dst_send_replies(conn);
 		/* About to wait for the client: wait where it sends from. */
-		if (dst_sconn_follow(conn)) {
+		if (!more && dst_sconn_follow(conn)) {
 			memalloc_noio_restore(noio);
 			return;
 		}

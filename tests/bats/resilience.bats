@@ -70,6 +70,7 @@ clients_are() {
 	# link delays: the server must answer each only once.
 	dst_attach r1 "$SRV" export=e1 connections=2 trans_scan_timeout=1500 \
 		trans_max_retries=100
+	silent=$(dmesg_count 'despite keepalive')
 	# The client's egress gets all of it; the server's replies are
 	# delayed, reordered and duplicated too, but not lost (TCP over 10%
 	# loss both ways would make this test minutes long).
@@ -86,6 +87,9 @@ clients_are() {
 	tc -n dst-cli qdisc del dev veth-cli root
 	tc -n dst-srv qdisc del dev veth-srv root
 	[ "$(stat_of "$R" errors)" = 0 ]
+	[ "$(stat_of "$R" timeouts)" = 0 ]
+	# Slow is not dead: TCP kept moving, so no connection was dropped.
+	[ "$(dmesg_count 'despite keepalive')" = "$silent" ]
 	same_data
 }
 
