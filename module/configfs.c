@@ -8,6 +8,7 @@
  * why.  Nothing here keeps state of its own.
  */
 #include <linux/configfs.h>
+#include <linux/inet.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -224,6 +225,97 @@ static struct configfs_attribute *dst_remote_attrs[] = {
 	NULL,
 };
 
+/* --- exports/<name>/acl/<rule>/ ------------------------------------ */
+
+static inline struct dst_acl_rule *to_dst_acl_rule(struct config_item *item)
+{
+	return container_of(item, struct dst_acl_rule, item);
+}
+
+static ssize_t dsta_acl_addr_show(struct config_item *item, char *page)
+{
+	return dst_acl_rule_show_addr(to_dst_acl_rule(item), page);
+}
+
+static ssize_t dsta_acl_addr_store(struct config_item *item,
+				   const char *page, size_t count)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	int err = dst_copy_str(buf, sizeof(buf), page, count);
+
+	if (!err)
+		err = dst_acl_rule_set_addr(to_dst_acl_rule(item), buf);
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_acl_, addr);
+
+static ssize_t dsta_acl_perm_show(struct config_item *item, char *page)
+{
+	return dst_acl_rule_show_perm(to_dst_acl_rule(item), page);
+}
+
+static ssize_t dsta_acl_perm_store(struct config_item *item,
+				   const char *page, size_t count)
+{
+	int err = dst_acl_rule_set_perm(to_dst_acl_rule(item), page);
+
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_acl_, perm);
+
+static struct configfs_attribute *dst_acl_rule_attrs[] = {
+	&dsta_acl_attr_addr,
+	&dsta_acl_attr_perm,
+	NULL,
+};
+
+static void dst_acl_rule_release(struct config_item *item)
+{
+	dst_acl_rule_free(to_dst_acl_rule(item));
+}
+
+static struct configfs_item_operations dst_acl_rule_ops = {
+	.release	= dst_acl_rule_release,
+};
+
+static const struct config_item_type dst_acl_rule_type = {
+	.ct_item_ops	= &dst_acl_rule_ops,
+	.ct_attrs	= dst_acl_rule_attrs,
+	.ct_owner	= THIS_MODULE,
+};
+
+static struct config_item *dst_acl_make_item(struct config_group *group,
+					     const char *name)
+{
+	struct dst_node *node = container_of(group, struct dst_node,
+					     acl_group);
+	struct dst_acl_rule *rule = dst_acl_rule_create(node, name);
+
+	if (IS_ERR(rule))
+		return ERR_CAST(rule);
+	config_item_init_type_name(&rule->item, name, &dst_acl_rule_type);
+	return &rule->item;
+}
+
+static void dst_acl_drop_item(struct config_group *group,
+			      struct config_item *item)
+{
+	dst_acl_rule_remove(to_dst_acl_rule(item));
+	config_item_put(item);
+}
+
+static struct configfs_group_operations dst_acl_group_ops = {
+	.make_item	= dst_acl_make_item,
+	.drop_item	= dst_acl_drop_item,
+};
+
+static const struct config_item_type dst_acl_type = {
+	.ct_group_ops	= &dst_acl_group_ops,
+	.ct_owner	= THIS_MODULE,
+};
+
+/* --- nodes --------------------------------------------------------- */
+
 /* The last configfs reference is gone: drop the creator's node reference. */
 static void dst_node_item_release(struct config_item *item)
 {
@@ -254,6 +346,11 @@ static struct config_group *dst_make_node(const char *name, enum dst_role role,
 	if (IS_ERR(node))
 		return ERR_CAST(node);
 	config_group_init_type_name(&node->group, name, type);
+	if (role == DST_ROLE_EXPORT) {
+		config_group_init_type_name(&node->acl_group, "acl",
+					    &dst_acl_type);
+		configfs_add_default_group(&node->acl_group, &node->group);
+	}
 	return &node->group;
 }
 

@@ -154,6 +154,7 @@ struct dst_node *dst_node_create(const char *name, enum dst_role role)
 	node->state = DST_STATE_DISABLED;
 	mutex_init(&node->lock);
 	INIT_LIST_HEAD(&node->entry);
+	dst_acl_init(node);
 	for (p = 0; p < DST_P_NR; p++)
 		node->cfg.param[p] = dst_params[p].def;
 	dst_sysfs_init_node(node, dst_node_release);

@@ -16,6 +16,7 @@
 #include <linux/bvec.h>
 #include <linux/configfs.h>
 #include <linux/device.h>
+#include <linux/in6.h>
 #include <linux/mutex.h>
 #include <linux/socket.h>
 #include <linux/types.h>
@@ -122,12 +123,53 @@ struct dst_node {
 		struct dst_export *exp;
 		struct dst_remote *rem;
 	};
+
+	/* An export's access list (security.c): dst_acl_rule.entry. */
+	struct config_group acl_group;
+	struct list_head acl;
+	struct mutex acl_lock;		/* the list and its rules' values */
+};
+
+/* Permission bits of an access rule, as the connector's DST_SECURITY. */
+#define DST_PERM_READ		0x1
+#define DST_PERM_WRITE		0x2
+#define DST_PERM_RO		DST_PERM_READ
+#define DST_PERM_RW		(DST_PERM_READ | DST_PERM_WRITE)
+
+/* One rule of an export's access list: exports/<name>/acl/<rule>/. */
+struct dst_acl_rule {
+	struct config_item item;
+	struct list_head entry;		/* node->acl, under acl_lock */
+	struct dst_node *node;		/* outlives its rules */
+	char name[DST_NAMELEN];
+	/* Under node->acl_lock: */
+	int family;			/* 0 until addr is written */
+	union {
+		__be32 v4;
+		struct in6_addr v6;
+	} addr;
+	u8 plen;
+	int perm;			/* DST_PERM_RO or DST_PERM_RW */
 };
 
 static inline struct dst_node *dst_dev_to_node(struct device *dev)
 {
 	return container_of(dev, struct dst_node, dev);
 }
+
+/* security.c: access lists */
+void dst_acl_init(struct dst_node *node);
+struct dst_acl_rule *dst_acl_rule_create(struct dst_node *node,
+					 const char *name);
+void dst_acl_rule_remove(struct dst_acl_rule *rule);
+void dst_acl_rule_free(struct dst_acl_rule *rule);
+int dst_acl_rule_set_addr(struct dst_acl_rule *rule, const char *str);
+ssize_t dst_acl_rule_show_addr(struct dst_acl_rule *rule, char *buf);
+int dst_acl_rule_set_perm(struct dst_acl_rule *rule, const char *str);
+ssize_t dst_acl_rule_show_perm(struct dst_acl_rule *rule, char *buf);
+int dst_acl_check(struct dst_node *node, const struct sockaddr_storage *peer,
+		  bool *ro);
+bool dst_acl_empty(struct dst_node *node);
 
 /* core.c: the registry and node operations */
 struct dst_node *dst_node_create(const char *name, enum dst_role role);

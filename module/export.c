@@ -473,6 +473,7 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 	struct dst_hello h;
 	struct dst_msg m;
 	u32 status = DST_ST_OK;
+	bool ro = false;
 	int err;
 
 	err = dst_sock_recv(conn->sock, &hdr, sizeof(hdr));
@@ -498,6 +499,9 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 	if (h.version_min > DST_PROTO_VERSION ||
 	    h.version_max < DST_PROTO_VERSION_MIN)
 		status = DST_ST_VERSION;
+	/* A client the list refuses learns nothing, not even the name. */
+	else if (dst_acl_check(node, &conn->peer, &ro))
+		status = DST_ST_ACCESS;
 	else if (strcmp(h.export, node->name))
 		status = DST_ST_NOENT;
 	else if (READ_ONCE(exp->stopping))
@@ -508,6 +512,12 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 		 (!h.nr_queues || !h.queue_depth ||
 		  (u32)h.nr_queues * h.queue_depth > DST_SRV_MAX_TAGS))
 		status = DST_ST_INVAL;
+	if (status == DST_ST_ACCESS) {
+		pr_warn_ratelimited("%s: %pISpc: refused: no access rule allows this address\n",
+				    node->name, &conn->peer);
+		dst_sconn_reply_hello(conn, status);
+		return -EPERM;
+	}
 	if (status) {
 		pr_warn("%s: %pISpc: refused (export '%s'): status %u\n",
 			node->name, &conn->peer, h.export, status);
@@ -518,6 +528,9 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 	/* Grant what both sides can do; read-only if either side says so. */
 	g->features &= h.features | DST_FEAT_READ_ONLY;
 	g->features |= h.features & DST_FEAT_READ_ONLY;
+	/* The server enforces a ro rule itself: the client just knows. */
+	if (ro)
+		g->features |= DST_FEAT_READ_ONLY;
 	g->max_io = min_t(u32, g->max_io, rounddown(h.max_io, PAGE_SIZE));
 	if (!(g->features & DST_FEAT_DISCARD))
 		g->max_discard = 0;
@@ -1083,6 +1096,9 @@ int dst_export_start(struct dst_node *node)
 		node->cfg.device, exp->geo.size,
 		exp->geo.features & DST_FEAT_READ_ONLY ? ", read-only" : "",
 		&node->cfg.addr);
+	if (dst_acl_empty(node))
+		pr_warn("%s: the access list is empty: every client is refused until a rule under acl/ allows it (0.0.0.0/0 and ::/0 allow all)\n",
+			node->name);
 	return 0;
 out:
 	dst_export_free(exp);

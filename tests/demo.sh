@@ -39,9 +39,12 @@ set -x
 mkdir $cfs/exports/disk0
 echo /dev/ram0 > $cfs/exports/disk0/device
 echo 10.0.0.1:1025 > $cfs/exports/disk0/addr
+mkdir $cfs/exports/disk0/acl/clients
+echo 10.0.0.0/24 > $cfs/exports/disk0/acl/clients/addr
+echo rw > $cfs/exports/disk0/acl/clients/perm
 in_ns server sh -c "echo 1 > $cfs/exports/disk0/enable"
 set +x
-grep . $cfs/exports/disk0/*
+grep -d skip . $cfs/exports/disk0/* $cfs/exports/disk0/acl/*/*
 
 say "attaching it in the client namespace with 2 connections"
 set -x
@@ -85,7 +88,8 @@ done
 say "detaching and stopping"
 echo 0 > $cfs/remotes/disk0-remote/enable
 echo 0 > $cfs/exports/disk0/enable
-rmdir $cfs/remotes/disk0-remote $cfs/exports/disk0
+rmdir $cfs/remotes/disk0-remote $cfs/exports/disk0/acl/clients \
+	$cfs/exports/disk0
 dmesg | grep 'dst:' | tail -n 4
 rmmod dst
 ip netns del server

@@ -192,6 +192,7 @@ nullb_teardown() {
 	e=$DST_CFS/exports/e1
 	r=$DST_CFS/remotes/r1
 	mkdir "$e" "$r"
+	acl_rule e1 all 0.0.0.0/0 rw
 	[ "$(cfs_errno $e/addr 10.99.0.1)" = EINVAL ]		# no port
 	[ "$(cfs_errno $e/addr 'nonsense:80')" = EINVAL ]
 	[ "$(cfs_errno $e/addr '::1:80')" = EINVAL ]		# v6 needs []
@@ -279,7 +280,7 @@ fio_failed() {
 	[ "$(cat $DST_CFS/remotes/r1/state)" = disabled ]
 	rmdir $DST_CFS/remotes/r1
 	wait_for 10 test "$(wc -l < $DST_CFS/exports/e1/clients)" = 0
-	rmdir $DST_CFS/exports/e1
+	export_rmdir $DST_CFS/exports/e1
 	rmmod dst
 }
 
@@ -291,7 +292,7 @@ fio_failed() {
 	fio_failed
 	[ ! -e "$DST_DEV" ]
 	[ ! -e /sys/bus/dst/devices/dst-r1 ]
-	rmdir $DST_CFS/exports/e1
+	export_rmdir $DST_CFS/exports/e1
 	rmmod dst
 }
 
@@ -307,7 +308,7 @@ fio_failed() {
 	dmesg_has 'r1: connection 0 to 10.99.0.1:7000 lost'
 	dmesg_has 'r1: no connection to 10.99.0.1:7000 for 2 s; failing I/O'
 	rmdir $DST_CFS/remotes/r1
-	rmdir $DST_CFS/exports/e1
+	export_rmdir $DST_CFS/exports/e1
 	rmmod dst
 }
 

@@ -37,16 +37,34 @@ dst_load() {
 	[ -d "$DST_CFS" ]
 }
 
-# Remove every node (disabling it), then the module.
+# Remove every node (disabling it, and an export's access rules first:
+# configfs removes a directory only once it is empty), then the module.
 dst_unload() {
 	dst_is_loaded || return 0
 	local d
 	for d in "$DST_CFS"/remotes/* "$DST_CFS"/exports/*; do
 		[ -d "$d" ] || continue
 		echo 0 > "$d/enable" 2>/dev/null || true
-		rmdir "$d"
+		export_rmdir "$d"
 	done
 	rmmod dst
+}
+
+# export_rmdir DIR: rmdir an export's directory, its access rules first.
+export_rmdir() {
+	local r
+	for r in "$1"/acl/*; do
+		[ -d "$r" ] && rmdir "$r"
+	done
+	rmdir "$1"
+}
+
+# acl_rule EXPORT RULE ADDR PERM: an access rule of an export.
+acl_rule() {
+	local r=$DST_CFS/exports/$1/acl/$2
+	mkdir "$r"
+	echo "$3" > "$r/addr"
+	echo "$4" > "$r/perm"
 }
 
 # pattern_file FILE MB SEED: reproducible pseudo-random data (AES-CTR of
@@ -114,13 +132,19 @@ cfs_write() {
 }
 
 # dst_export NAME DEVICE ADDR [ATTR=VALUE...]: create an export and enable
-# it from the server namespace ($DST_SRV_NS, default dst-srv).
+# it from the server namespace ($DST_SRV_NS, default dst-srv).  It is open
+# to every address (rules all4 and all6, rw) unless DST_ACL=none, for
+# tests that write their own access list.
 dst_export() {
 	local name=$1 dev=$2 addr=$3 kv d=$DST_CFS/exports/$1
 	shift 3
 	mkdir "$d"
 	echo "$dev" > "$d/device"
 	echo "$addr" > "$d/addr"
+	if [ "${DST_ACL:-all}" = all ]; then
+		acl_rule "$name" all4 0.0.0.0/0 rw
+		acl_rule "$name" all6 ::/0 rw
+	fi
 	for kv in "$@"; do
 		echo "${kv#*=}" > "$d/${kv%%=*}"
 	done

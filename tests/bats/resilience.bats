@@ -131,7 +131,7 @@ clients_are() {
 		--iodepth=16 --rate=4m
 	wait_for 30 stat_at_least "$R" write_ops 20
 	cfs_write "$E/enable" 0 dst-srv
-	rmdir "$E"
+	export_rmdir "$E"
 	wait_for 10 state_is "$R" reconnecting
 	dst_export e1 /dev/ram0 "$SRV"
 	wait_for 60 state_is "$R" running

@@ -95,6 +95,9 @@ for n in $conns; do
 	mkdir $cfs/dst/exports/bench
 	echo /dev/ram0 > $cfs/dst/exports/bench/device
 	echo 127.0.0.1:7000 > $cfs/dst/exports/bench/addr
+	mkdir $cfs/dst/exports/bench/acl/local
+	echo 127.0.0.0/8 > $cfs/dst/exports/bench/acl/local/addr
+	echo rw > $cfs/dst/exports/bench/acl/local/perm
 	echo 1 > $cfs/dst/exports/bench/enable
 	mkdir $cfs/dst/remotes/r
 	echo 127.0.0.1:7000 > $cfs/dst/remotes/r/addr
@@ -106,7 +109,7 @@ for n in $conns; do
 	measure "dst-$n" "$dev"
 	cat $cfs/dst/remotes/r/stats > "$out/dst-$n.stats"
 	rmdir $cfs/dst/remotes/r
-	rmdir $cfs/dst/exports/bench
+	rmdir $cfs/dst/exports/bench/acl/local $cfs/dst/exports/bench
 done
 rmmod dst
 fi
