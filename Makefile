@@ -6,6 +6,7 @@
 #   make demo     deps + module + a guest that shows DST at work
 #   make bench    DST against raw brd, NBD and NVMe/TCP in one guest
 #   make vm-shell an interactive guest shell for debugging
+#   make install  the udev rules (DESTDIR= and PREFIX=, default /usr)
 #   make clean
 #
 # KVER= or KDIR= override the kernel found by scripts/kver.sh.
@@ -16,6 +17,8 @@ UAPI := module/include/uapi
 CFLAGS_TOOLS := -Wall -Wextra -Werror -O2 -I$(UAPI)
 
 TOOLS := build/tests/dst-cn-ping
+PREFIX ?= /usr
+UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 
 all: module tools
 
@@ -50,9 +53,13 @@ vm-shell: module tools
 lint: module
 	sh scripts/lint.sh
 
+install:
+	install -D -m 0644 udev/60-dst.rules \
+		$(DESTDIR)$(UDEVRULESDIR)/60-dst.rules
+
 clean:
 	-$(MAKE) -C module KVER=$(KVER) KDIR=$(KDIR) clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/selftest/warn clean
 	rm -rf build
 
-.PHONY: all deps module tools check demo bench vm-shell lint clean
+.PHONY: all deps module tools check demo bench vm-shell lint install clean
