@@ -8,9 +8,11 @@
  * why.  Nothing here keeps state of its own.
  */
 #include <linux/configfs.h>
+#include <linux/fs.h>
 #include <linux/inet.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/namei.h>
 #include <linux/slab.h>
 
 #include "dst.h"
@@ -408,6 +410,151 @@ static struct configfs_subsystem dst_subsys = {
 		},
 	},
 };
+
+/*
+ * Directories made for the connector.
+ *
+ * configfs lets the kernel add a group only as a "default group", and
+ * userspace can never rmdir one of those (EPERM).  A node the connector
+ * creates must be an ordinary directory that rmdir removes like any
+ * other, so the connector's requests make and remove directories here
+ * exactly as mkdir(2) and rmdir(2) would, with the sender's credentials;
+ * configfs then calls the make_group, make_item and drop_item above as
+ * for any directory, and there is one registry whichever door was used.
+ *
+ * Paths are looked up from the subsystem's own "exports" and "remotes"
+ * directories, which live until dst_configfs_exit(); a held dentry of a
+ * directory removed meanwhile only makes the operation fail (ENOENT).
+ */
+static struct dentry *dst_cfs_role_dir(enum dst_role role)
+{
+	return role == DST_ROLE_EXPORT ? dst_exports_group.cg_item.ci_dentry :
+					 dst_remotes_group.cg_item.ci_dentry;
+}
+
+/* A referenced, positive dentry of @parent/@name, or an ERR_PTR. */
+static struct dentry *dst_cfs_child(struct dentry *parent, const char *name)
+{
+	struct dentry *d = lookup_one_len_unlocked(name, parent, strlen(name));
+
+	if (!IS_ERR(d) && d_really_is_negative(d)) {
+		dput(d);
+		d = ERR_PTR(-ENOENT);
+	}
+	return d;
+}
+
+static int dst_cfs_mkdir(struct dentry *parent, const char *name)
+{
+	struct inode *dir = d_inode(parent);
+	struct dentry *d;
+	int err;
+
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	d = lookup_one_len(name, parent, strlen(name));
+	if (IS_ERR(d)) {
+		err = PTR_ERR(d);
+	} else {
+		err = d_really_is_positive(d) ? -EEXIST :
+		      vfs_mkdir(&init_user_ns, dir, d, 0755);
+		dput(d);
+	}
+	inode_unlock(dir);
+	return err;
+}
+
+static int dst_cfs_rmdir(struct dentry *parent, const char *name)
+{
+	struct inode *dir = d_inode(parent);
+	struct dentry *d;
+	int err;
+
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	d = lookup_one_len(name, parent, strlen(name));
+	if (IS_ERR(d)) {
+		err = PTR_ERR(d);
+	} else {
+		err = d_really_is_negative(d) ? -ENOENT :
+		      vfs_rmdir(&init_user_ns, dir, d);
+		dput(d);
+	}
+	inode_unlock(dir);
+	return err;
+}
+
+/* mkdir {exports,remotes}/<name>: the node, as a configfs mkdir makes it. */
+int dst_configfs_add_node(enum dst_role role, const char *name)
+{
+	return dst_cfs_mkdir(dst_cfs_role_dir(role), name);
+}
+
+/* The "acl" directory of export @name, referenced. */
+static struct dentry *dst_cfs_acl_dir(const char *name)
+{
+	struct dentry *node_d, *acl_d;
+
+	node_d = dst_cfs_child(dst_cfs_role_dir(DST_ROLE_EXPORT), name);
+	if (IS_ERR(node_d))
+		return node_d;
+	acl_d = dst_cfs_child(node_d, "acl");
+	dput(node_d);
+	return acl_d;
+}
+
+/*
+ * rmdir {exports,remotes}/<name>, an export's rules first (@rules, the
+ * names of its @nr_rules rules, DST_NAMELEN bytes each: configfs
+ * removes only empty directories).  A rule
+ * someone else removed meanwhile is no error.
+ */
+int dst_configfs_del_node(enum dst_role role, const char *name,
+			  const char *rules, unsigned int nr_rules)
+{
+	struct dentry *acl_d;
+	unsigned int i;
+	int err;
+
+	if (nr_rules) {
+		acl_d = dst_cfs_acl_dir(name);
+		if (IS_ERR(acl_d))
+			return PTR_ERR(acl_d);
+		for (i = 0; i < nr_rules; i++) {
+			err = dst_cfs_rmdir(acl_d, rules + DST_NAMELEN * i);
+			if (err && err != -ENOENT) {
+				dput(acl_d);
+				return err;
+			}
+		}
+		dput(acl_d);
+	}
+	return dst_cfs_rmdir(dst_cfs_role_dir(role), name);
+}
+
+/* mkdir exports/<export>/acl/<rule>. */
+int dst_configfs_add_rule(const char *export, const char *rule)
+{
+	struct dentry *acl_d = dst_cfs_acl_dir(export);
+	int err;
+
+	if (IS_ERR(acl_d))
+		return PTR_ERR(acl_d);
+	err = dst_cfs_mkdir(acl_d, rule);
+	dput(acl_d);
+	return err;
+}
+
+/* rmdir exports/<export>/acl/<rule>. */
+int dst_configfs_del_rule(const char *export, const char *rule)
+{
+	struct dentry *acl_d = dst_cfs_acl_dir(export);
+	int err;
+
+	if (IS_ERR(acl_d))
+		return PTR_ERR(acl_d);
+	err = dst_cfs_rmdir(acl_d, rule);
+	dput(acl_d);
+	return err;
+}
 
 int dst_configfs_init(void)
 {

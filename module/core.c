@@ -196,6 +196,109 @@ void dst_node_remove(struct dst_node *node)
 	device_del(&node->dev);
 }
 
+/**
+ * dst_node_find - look a node up by name
+ * @name: the node's name
+ *
+ * Returns the node with a reference the caller puts, or NULL.
+ */
+struct dst_node *dst_node_find(const char *name)
+{
+	struct dst_node *node;
+
+	mutex_lock(&dst_nodes_lock);
+	node = dst_find_locked(name);
+	if (node)
+		dst_node_get(node);
+	mutex_unlock(&dst_nodes_lock);
+	return node;
+}
+
+/**
+ * dst_node_add - create a node as "mkdir {exports,remotes}/<name>" does
+ * @name: node name
+ * @role: export or remote
+ *
+ * For the connector.  The node is an ordinary configfs directory (see
+ * configfs.c), so rmdir removes it whichever door made it.  Returns 0,
+ * -EINVAL for a bad name, -EEXIST when it is taken.
+ */
+int dst_node_add(const char *name, enum dst_role role)
+{
+	int err = dst_check_name(name);
+
+	if (err) {
+		pr_err("invalid node name '%.*s': use 1-%d of [A-Za-z0-9._-]\n",
+		       DST_NAMELEN, name, DST_NAMELEN - 1);
+		return err;
+	}
+	return dst_configfs_add_node(role, name);
+}
+
+/**
+ * dst_node_del - remove a node as rmdir of its directory does
+ * @name: node name
+ *
+ * For the connector.  An export's access rules go first.  Returns 0 or
+ * -ENODEV when there is no such node.
+ */
+int dst_node_del(const char *name)
+{
+	char *rules = NULL;
+	struct dst_node *node;
+	enum dst_role role;
+	int nr = 0, err;
+
+	node = dst_node_find(name);
+	if (!node)
+		return -ENODEV;
+	role = node->role;
+	if (role == DST_ROLE_EXPORT)
+		nr = dst_acl_rule_names(node, &rules);
+	dst_node_put(node);
+	if (nr < 0)
+		return nr;
+	err = dst_configfs_del_node(role, name, rules, nr);
+	kfree(rules);
+	return err == -ENOENT ? -ENODEV : err;
+}
+
+/* Connector rules are named cn0, cn1, ...: the first free name. */
+#define DST_CN_RULES_MAX	1024
+
+/**
+ * dst_node_add_rule - add an access rule to an export
+ * @node: the export
+ * @ss: the address (its port is ignored)
+ * @plen: prefix length
+ * @perm: DST_PERM_RO or DST_PERM_RW
+ *
+ * For the connector: the rule is a directory acl/cn<N>, as if made by
+ * mkdir and written to.  Returns 0 or an errno, and then adds nothing.
+ */
+int dst_node_add_rule(struct dst_node *node,
+		      const struct sockaddr_storage *ss, u8 plen, int perm)
+{
+	char name[DST_NAMELEN];
+	unsigned int i;
+	int err = -ENOSPC;
+
+	if (node->role != DST_ROLE_EXPORT)
+		return -EINVAL;
+	for (i = 0; i < DST_CN_RULES_MAX; i++) {
+		snprintf(name, sizeof(name), "cn%u", i);
+		err = dst_configfs_add_rule(node->name, name);
+		if (err != -EEXIST)
+			break;
+	}
+	if (err)
+		return err == -EEXIST ? -ENOSPC : err;
+	err = dst_acl_rule_set_by_name(node, name, ss, plen, perm);
+	if (err)
+		dst_configfs_del_rule(node->name, name);
+	return err;
+}
+
 static int dst_node_start(struct dst_node *node)
 {
 	return node->role == DST_ROLE_EXPORT ? dst_export_start(node) :
@@ -341,6 +444,29 @@ static int dst_parse_addr(const char *str, struct sockaddr_storage *ss)
 	return err ? -EINVAL : 0;
 }
 
+/* The address to listen on (export) or connect to (remote). */
+int dst_node_set_sockaddr(struct dst_node *node,
+			  const struct sockaddr_storage *ss)
+{
+	int err;
+
+	if ((ss->ss_family != AF_INET && ss->ss_family != AF_INET6) ||
+	    /* sin_port and sin6_port share their offset */
+	    !((const struct sockaddr_in *)ss)->sin_port) {
+		pr_err("%s: addr must be IPv4 or IPv6 with a port\n",
+		       node->name);
+		return -EINVAL;
+	}
+	mutex_lock(&node->lock);
+	err = dst_node_check_configurable(node, "addr");
+	if (!err) {
+		node->cfg.addr = *ss;
+		node->cfg.addr_set = true;
+	}
+	mutex_unlock(&node->lock);
+	return err;
+}
+
 int dst_node_set_addr(struct dst_node *node, const char *str)
 {
 	struct sockaddr_storage ss;
@@ -352,14 +478,7 @@ int dst_node_set_addr(struct dst_node *node, const char *str)
 		       node->name, str);
 		return err;
 	}
-	mutex_lock(&node->lock);
-	err = dst_node_check_configurable(node, "addr");
-	if (!err) {
-		node->cfg.addr = ss;
-		node->cfg.addr_set = true;
-	}
-	mutex_unlock(&node->lock);
-	return err;
+	return dst_node_set_sockaddr(node, &ss);
 }
 
 /* Store a validated string setting, unless the node is enabled. */

@@ -131,8 +131,6 @@ struct dst_node {
 };
 
 /* Permission bits of an access rule, as the connector's DST_SECURITY. */
-#define DST_PERM_READ		0x1
-#define DST_PERM_WRITE		0x2
 #define DST_PERM_RO		DST_PERM_READ
 #define DST_PERM_RW		(DST_PERM_READ | DST_PERM_WRITE)
 
@@ -170,10 +168,21 @@ ssize_t dst_acl_rule_show_perm(struct dst_acl_rule *rule, char *buf);
 int dst_acl_check(struct dst_node *node, const struct sockaddr_storage *peer,
 		  bool *ro);
 bool dst_acl_empty(struct dst_node *node);
+int dst_acl_rule_set_by_name(struct dst_node *node, const char *name,
+			     const struct sockaddr_storage *ss, u8 plen,
+			     int perm);
+int dst_acl_rule_names(struct dst_node *node, char **names);
 
 /* core.c: the registry and node operations */
 struct dst_node *dst_node_create(const char *name, enum dst_role role);
 void dst_node_remove(struct dst_node *node);
+struct dst_node *dst_node_find(const char *name);
+int dst_node_add(const char *name, enum dst_role role);
+int dst_node_del(const char *name);
+int dst_node_add_rule(struct dst_node *node,
+		      const struct sockaddr_storage *ss, u8 plen, int perm);
+int dst_node_set_sockaddr(struct dst_node *node,
+			  const struct sockaddr_storage *ss);
 void dst_node_get(struct dst_node *node);
 void dst_node_put(struct dst_node *node);
 int dst_node_enable(struct dst_node *node, bool on);
@@ -329,6 +338,11 @@ ssize_t dst_export_show_stats(struct dst_node *node, char *buf);
 /* configfs.c */
 int dst_configfs_init(void);
 void dst_configfs_exit(void);
+int dst_configfs_add_node(enum dst_role role, const char *name);
+int dst_configfs_del_node(enum dst_role role, const char *name,
+			  const char *rules, unsigned int nr_rules);
+int dst_configfs_add_rule(const char *export, const char *rule);
+int dst_configfs_del_rule(const char *export, const char *rule);
 
 /* sysfs.c */
 int dst_sysfs_init(void);

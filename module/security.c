@@ -240,3 +240,82 @@ bool dst_acl_empty(struct dst_node *node)
 	mutex_unlock(&node->acl_lock);
 	return empty;
 }
+
+/**
+ * dst_acl_rule_set_by_name - give a rule its prefix and permission
+ * @node: the export
+ * @name: the rule (a directory the connector just made)
+ * @ss: the address; only the family and the address are used
+ * @plen: prefix length, at most 32 (IPv4) or 128 (IPv6)
+ * @perm: DST_PERM_RO or DST_PERM_RW
+ *
+ * The connector's DST_SECURITY.  Returns -EINVAL for a prefix or
+ * permission out of range, -ENOENT if the rule is gone.
+ */
+int dst_acl_rule_set_by_name(struct dst_node *node, const char *name,
+			     const struct sockaddr_storage *ss, u8 plen,
+			     int perm)
+{
+	struct dst_acl_rule parsed = { .family = ss->ss_family, .plen = plen };
+	struct dst_acl_rule *r;
+	int err = -ENOENT;
+
+	if (perm != DST_PERM_RO && perm != DST_PERM_RW)
+		return -EINVAL;
+	if (ss->ss_family == AF_INET) {
+		if (plen > 32)
+			return -EINVAL;
+		parsed.addr.v4 = ((const struct sockaddr_in *)ss)->sin_addr.s_addr &
+				 inet_make_mask(plen);
+	} else if (ss->ss_family == AF_INET6) {
+		if (plen > 128)
+			return -EINVAL;
+		ipv6_addr_prefix(&parsed.addr.v6,
+				 &((const struct sockaddr_in6 *)ss)->sin6_addr,
+				 plen);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+
+	mutex_lock(&node->acl_lock);
+	list_for_each_entry(r, &node->acl, entry) {
+		if (strcmp(r->name, name))
+			continue;
+		r->family = parsed.family;
+		r->addr = parsed.addr;
+		r->plen = parsed.plen;
+		WRITE_ONCE(r->perm, perm);
+		err = 0;
+		break;
+	}
+	mutex_unlock(&node->acl_lock);
+	return err;
+}
+
+/*
+ * The names of an export's rules, each in DST_NAMELEN bytes of a
+ * kmalloc'ed buffer the caller frees; returns how many, or -ENOMEM.
+ */
+int dst_acl_rule_names(struct dst_node *node, char **names)
+{
+	const struct dst_acl_rule *r;
+	unsigned int n = 0;
+
+	*names = NULL;
+	mutex_lock(&node->acl_lock);
+	list_for_each_entry(r, &node->acl, entry)
+		n++;
+	if (n) {
+		*names = kmalloc_array(n, DST_NAMELEN, GFP_KERNEL);
+		if (!*names) {
+			mutex_unlock(&node->acl_lock);
+			return -ENOMEM;
+		}
+		n = 0;
+		list_for_each_entry(r, &node->acl, entry)
+			strscpy(*names + DST_NAMELEN * n++, r->name,
+				DST_NAMELEN);
+	}
+	mutex_unlock(&node->acl_lock);
+	return n;
+}

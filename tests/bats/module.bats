@@ -112,9 +112,9 @@ teardown() {
 	[ "$(cat /sys/bus/dst/devices/dst-dev/size)" = 1048576 ]
 }
 
-@test "the connector answers with an error ack" {
+@test "the connector answers: an unknown node gets ENODEV" {
 	dst_load
-	run "$DST_TOP/build/tests/dst-cn-ping"
-	assert_success
-	assert_output --regexp 'error -95$'
+	run "$DST_TOP/build/sbin/dst-cn" start none
+	assert_failure 1
+	assert_output 'dst-cn: start none: No such device'
 }

@@ -140,16 +140,96 @@ enum {
 	DST_CMD_MAX_CN
 };
 
-/* Every connector request: struct cn_msg, struct dst_ctl, payload. */
+/*
+ * Every connector request: struct cn_msg, struct dst_ctl, then the
+ * command's payload; cn_msg.len covers dst_ctl and the payload exactly.
+ * A parameter left 0 keeps the node's default.  Names are NUL-terminated
+ * within DST_NAMELEN.
+ */
 struct dst_ctl {
 	char	name[DST_NAMELEN];	/* node name, NUL-terminated */
-	__u32	flags;			/* zero */
+	__u32	flags;			/* DST_SECURITY: DST_SEC_PREFIX; else 0 */
 	__u32	cmd;			/* DST_DEL_NODE .. DST_START */
 	__u32	max_pages;		/* largest I/O in pages, 0: default */
 	__u32	trans_scan_timeout;	/* ms, 0: default */
 	__u32	trans_max_retries;	/* 0: default */
 	__u32	__pad;			/* zero; keeps size 8-byte aligned */
 	__u64	size;			/* bytes, 0: whole device / server's */
+};
+
+/*
+ * The original's "struct saddr": a socket address as userspace holds it.
+ * sa_family and sa_data together are laid out exactly as a struct
+ * sockaddr_in or sockaddr_in6 (family in host order, port and address
+ * in network order), and sa_data_len is that structure's whole size
+ * (16 for AF_INET, 28 for AF_INET6), as getaddrinfo() gives ai_addrlen.
+ */
+#define DST_SADDR_MAX_DATA	128
+
+struct dst_saddr {
+	__u16	sa_family;		/* AF_INET or AF_INET6 */
+	__u8	sa_data[DST_SADDR_MAX_DATA];
+	__u16	sa_data_len;		/* sizeof(sockaddr_in/in6) */
+};
+
+/* DST_ADD_REMOTE payload: the server; TCP only. */
+struct dst_network_ctl {
+	__u32	type;			/* SOCK_STREAM */
+	__u32	proto;			/* IPPROTO_TCP, or 0 */
+	struct dst_saddr addr;		/* server address and port */
+};
+
+/*
+ * DST_ADD_REMOTE may carry this instead (a DST extension, told apart by
+ * its size): the export to attach.  With the original dst_network_ctl
+ * alone, the remote attaches the export of its own name.
+ */
+struct dst_remote_ctl {
+	struct dst_network_ctl ctl;
+	char	export[DST_NAMELEN];	/* NUL-terminated */
+};
+
+/* DST_ADD_EXPORT payload: the backing device and the listening address. */
+struct dst_export_ctl {
+	char	device[DST_NAMELEN];	/* absolute path, NUL-terminated */
+	struct dst_network_ctl ctl;	/* address and port to listen on */
+};
+
+/*
+ * DST_CRYPTO payload, followed by hash_keysize bytes of hash key, then
+ * cipher_keysize bytes of cipher key.
+ */
+#define DST_KEY_MAX		64	/* bytes, per key */
+
+struct dst_crypto_ctl {
+	char	cipher_algo[DST_NAMELEN];	/* "" for none */
+	char	hash_algo[DST_NAMELEN];		/* "" for none */
+	__u32	cipher_keysize;
+	__u32	hash_keysize;
+	__u32	crypto_attached_size;		/* zero (the module computes it) */
+	__s32	thread_num;			/* crypto_threads, 0: default */
+};
+
+/* Access rule permissions (dst_secure_user.permissions). */
+#define DST_PERM_READ		0x1
+#define DST_PERM_WRITE		0x2
+
+/*
+ * DST_SECURITY flags: the rule covers a prefix of addr, of the length in
+ * the low 8 bits.  Without it the rule covers addr alone (/32, /128), as
+ * in the original.
+ */
+#define DST_SEC_PREFIX		0x100
+#define DST_SEC_PREFIX_LEN_MASK	0xff
+
+/*
+ * DST_SECURITY payload: one access rule of an export.  permissions is
+ * DST_PERM_READ (read-only) or DST_PERM_READ | DST_PERM_WRITE; the
+ * address's port is ignored.
+ */
+struct dst_secure_user {
+	__u32	permissions;
+	struct dst_saddr addr;
 };
 
 /* Answer to every request: the request's cn_msg header and an errno. */
