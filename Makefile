@@ -16,7 +16,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 UAPI := module/include/uapi
 CFLAGS_TOOLS := -Wall -Wextra -Werror -O2 -I$(UAPI)
 
-TOOLS := build/tests/dst-cn-ping
+TOOLS := build/sbin/dst-cn
 PREFIX ?= /usr
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 
@@ -33,8 +33,8 @@ module: deps
 
 tools: $(TOOLS)
 
-build/tests/%: tests/cn/%.c $(UAPI)/linux/dst.h
-	mkdir -p build/tests
+build/sbin/%: configfs-scripts/%.c $(UAPI)/linux/dst.h
+	mkdir -p build/sbin
 	$(CC) $(CFLAGS_TOOLS) -o $@ $<
 
 check: module tools
