@@ -6,7 +6,8 @@
 #   make demo     deps + module + a guest that shows DST at work
 #   make bench    DST against raw brd, NBD and NVMe/TCP in one guest
 #   make vm-shell an interactive guest shell for debugging
-#   make install  the udev rules (DESTDIR= and PREFIX=, default /usr)
+#   make install  dstctl, dst-cn, their man pages, dst.service and the udev
+#                 rules (DESTDIR= and PREFIX=, default /usr)
 #   make clean
 #
 # KVER= or KDIR= override the kernel found by scripts/kver.sh.
@@ -18,7 +19,10 @@ CFLAGS_TOOLS := -Wall -Wextra -Werror -O2 -I$(UAPI)
 
 TOOLS := build/sbin/dst-cn
 PREFIX ?= /usr
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 
 all: module tools
 
@@ -53,7 +57,19 @@ vm-shell: module tools
 lint: module
 	sh scripts/lint.sh
 
+# Installs what is built: run make (or make tools) first.
 install:
+	@test -x build/sbin/dst-cn || { echo "make install: build/sbin/dst-cn missing: run make tools first" >&2; exit 1; }
+	install -D -m 0755 configfs-scripts/dstctl $(DESTDIR)$(SBINDIR)/dstctl
+	install -D -m 0755 build/sbin/dst-cn $(DESTDIR)$(SBINDIR)/dst-cn
+	install -D -m 0644 configfs-scripts/dstctl.8 \
+		$(DESTDIR)$(MANDIR)/man8/dstctl.8
+	install -D -m 0644 configfs-scripts/dst-cn.8 \
+		$(DESTDIR)$(MANDIR)/man8/dst-cn.8
+	mkdir -p $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' configfs-scripts/dst.service.in \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/dst.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/dst.service
 	install -D -m 0644 udev/60-dst.rules \
 		$(DESTDIR)$(UDEVRULESDIR)/60-dst.rules
 

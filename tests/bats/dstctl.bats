@@ -1,0 +1,238 @@
+#!/usr/bin/env bats
+# dstctl (configfs-scripts/dstctl, dstctl(8)): the shell door.  Every
+# command either does all it says or leaves nothing behind; save and
+# restore round-trip the whole configuration.
+
+load helpers
+
+DSTCTL=$DST_TOP/configfs-scripts/dstctl
+
+setup() {
+	dst_load
+	brd_make 64
+}
+
+teardown() {
+	dst_teardown
+}
+
+no_nodes() {
+	[ -z "$(ls -A "$DST_CFS/exports")" ] &&
+		[ -z "$(ls -A "$DST_CFS/remotes")" ] &&
+		[ -z "$(ls -A /sys/bus/dst/devices)" ]
+}
+
+# cfg_dump: every configuration attribute and rule of every node, to
+# compare two configurations.
+cfg_dump() {
+	local d f
+	for d in "$DST_CFS"/exports/* "$DST_CFS"/remotes/* "$DST_CFS"/exports/*/acl/*; do
+		[ -d "$d" ] || continue
+		for f in "$d"/*; do
+			[ -f "$f" ] || continue
+			case ${f##*/} in stats | clients | state | device) continue ;; esac
+			echo "${d#"$DST_CFS"/} ${f##*/}=$(cat "$f")"
+		done
+	done
+}
+
+@test "export, attach, I/O and detach with dstctl alone" {
+	netns_pair
+	run in_ns dst-srv "$DSTCTL" export e1 /dev/ram0 10.99.0.1:7000 \
+		--allow 10.99.0.0/24 --allow fd99::/64=ro
+	assert_success
+	assert_output 'e1: exporting /dev/ram0 on 10.99.0.1:7000'
+	[ "$(cat "$DST_CFS/exports/e1/state")" = running ]
+	run "$DSTCTL" acl list e1
+	assert_output "allow0 10.99.0.0/24 rw
+allow1 fd99::/64 ro"
+
+	run in_ns dst-cli "$DSTCTL" attach r1 10.99.0.1:7000 --export e1 \
+		--connections 2 --set keepalive_ms=2000
+	assert_success
+	assert_output --regexp '^r1: /dev/dst[0-9]+$'
+	dev=${output#r1: }
+	wait_for 10 test -b "$dev"
+	[ "$(cat "$DST_CFS/remotes/r1/connections")" = 2 ]
+	[ "$(cat "$DST_CFS/remotes/r1/keepalive_ms")" = 2000 ]
+	[ "$(checksum "$dev" 0 $((64 << 20)))" = "$BRD_SUM" ]
+	fio_verify_start "$dev" --bs=4k --size=16M --iodepth=8
+	fio_verify_wait
+
+	run "$DSTCTL" list
+	assert_success
+	assert_line --regexp '^e1 +export +running +10.99.0.1:7000 +/dev/ram0$'
+	assert_line --regexp "^r1 +remote +running +10.99.0.1:7000 +${dev#/dev/}\$"
+	run "$DSTCTL" status r1
+	assert_success
+	assert_line 'connections: 2'
+	assert_line --partial 'read_ops'
+
+	"$DSTCTL" detach r1 e1
+	[ ! -b "$dev" ]
+	no_nodes
+}
+
+@test "save, tear down, restore: the same nodes, names and data" {
+	local conf=$BATS_TEST_TMPDIR/dst.conf
+	"$DSTCTL" export e1 /dev/ram0 127.0.0.1:7000 --allow 127.0.0.0/8 \
+		--allow 127.0.0.9=ro
+	"$DSTCTL" export e2 /dev/ram1 127.0.0.1:7001 --allow 0.0.0.0/0 \
+		--read-only --size 1048576 --no-enable
+	"$DSTCTL" acl add e2 ::/0 ro --rule all6
+	"$DSTCTL" attach r1 127.0.0.1:7000 --export e1 --connections 2 \
+		--fail-timeout -1 --set trans_max_retries=7
+	dev=/dev/$(cut -d' ' -f1 "$DST_CFS/remotes/r1/device")
+	wait_for 10 test -b "$dev"
+	pattern_file "$BATS_TEST_TMPDIR/p" 4 restore
+	dd if="$BATS_TEST_TMPDIR/p" of="$dev" bs=1M oflag=direct status=none
+	want=$(checksum "$dev" 0 $((4 << 20)))
+	cfg_dump > "$BATS_TEST_TMPDIR/before"
+
+	run "$DSTCTL" save "$conf"
+	assert_success
+	assert_output "saved 7 entries to $conf"
+	grep -qx 'acl e2 all6 ::/0 ro' "$conf"
+	grep -q '^remote r1 addr=127.0.0.1:7000 export=e1 .*connections=2 .*fail_timeout_s=-1 .*enable=1$' "$conf"
+	grep -q '^export e2 device=/dev/ram1 .*size=1048576 read_only=1 enable=0$' "$conf"
+
+	"$DSTCTL" detach --all
+	no_nodes
+	run "$DSTCTL" restore "$conf"
+	assert_success
+	assert_output "restored 7 directories from $conf"
+	[ "$(cat "$DST_CFS/remotes/r1/device" | cut -d' ' -f1)" = "${dev#/dev/}" ]
+	wait_for 10 test -b "$dev"
+	[ "$(checksum "$dev" 0 $((4 << 20)))" = "$want" ]
+	cfg_dump > "$BATS_TEST_TMPDIR/after"
+	diff -u "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+
+	# restoring over what exists refuses before making anything
+	run "$DSTCTL" restore "$conf"
+	assert_failure 1
+	assert_output --partial "node 'e1' already exists"
+	cfg_dump > "$BATS_TEST_TMPDIR/again"
+	diff -u "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/again"
+}
+
+@test "bad arguments: a message, a non-zero exit, nothing made" {
+	local bad
+	while IFS='|' read -r rc args; do
+		# shellcheck disable=SC2086
+		run "$DSTCTL" $args
+		if [ "$status" -ne "$rc" ] || [ -z "$output" ]; then
+			echo "dstctl $args: exit $status (want $rc), output: $output" >&2
+			return 1
+		fi
+	done <<-EOF
+		2|
+		2|frob
+		2|export
+		2|export e1 /dev/ram0
+		2|export e1 ram0 10.0.0.1:7000
+		2|export e1 /dev/ram0 10.0.0.1
+		2|export e1 /dev/ram0 fd00::1:7000
+		2|export .e1 /dev/ram0 10.0.0.1:7000
+		2|export e/1 /dev/ram0 10.0.0.1:7000
+		2|export abcdefghijabcdefghijabcdefghijxy /dev/ram0 10.0.0.1:7000
+		2|export e1 /dev/ram0 10.0.0.1:7000 --allow
+		2|export e1 /dev/ram0 10.0.0.1:7000 --allow 10.0.0.0/8=rx
+		2|export e1 /dev/ram0 10.0.0.1:7000 --allow host.example
+		2|export e1 /dev/ram0 10.0.0.1:7000 --size 1k
+		2|export e1 /dev/ram0 10.0.0.1:7000 --bogus
+		1|export e1 /etc/passwd 10.0.0.1:7000
+		1|export e1 /dev/nonexistent 10.0.0.1:7000
+		2|attach r1
+		2|attach r1 10.0.0.1:7000 --connections two
+		2|attach r1 10.0.0.1:7000 --fail-timeout -2
+		2|attach r1 10.0.0.1:7000 --set enable=1
+		2|attach r1 10.0.0.1:7000 --set keepalive_ms
+		2|attach r1 10.0.0.1:7000 --export
+		1|detach nosuch
+		2|detach
+		2|detach --all extra
+		2|status
+		1|status nosuch
+		2|list extra
+		1|acl add nosuch 10.0.0.0/8
+		2|acl frob e1
+		2|crypto r1
+		1|crypto r1 --key-file /nonexistent
+		1|restore /nonexistent/dst.conf
+		2|save a b
+	EOF
+	no_nodes
+
+	# a file that does not parse is refused before anything is made
+	bad=$BATS_TEST_TMPDIR/bad.conf
+	printf 'export e1 device=/dev/ram0 addr=127.0.0.1:7000 enable=0\nfrob x\n' > "$bad"
+	run "$DSTCTL" restore "$bad"
+	assert_failure 1
+	assert_output --partial "$bad:2: unknown entry 'frob'"
+	no_nodes
+}
+
+@test "a step that fails half-way leaves nothing behind" {
+	"$DSTCTL" export e1 /dev/ram0 127.0.0.1:7000 --allow 127.0.0.0/8
+	cfg_dump > "$BATS_TEST_TMPDIR/before"
+
+	# the device is already exported: enable fails after mkdir and rules
+	run "$DSTCTL" export e2 /dev/ram0 127.0.0.1:7001 --allow 0.0.0.0/0
+	assert_failure 1
+	assert_output --partial 'e2: cannot set enable to'
+	assert_output --partial 'nothing was left configured'
+	# a value the kernel refuses
+	run "$DSTCTL" export e3 /dev/ram1 127.0.0.1:7002 --size 1000
+	assert_failure 1
+	assert_output --partial 'kernel: e3: size must be a multiple of 512 bytes'
+	# nobody listens there: attach fails at enable
+	run "$DSTCTL" attach r1 127.0.0.1:7999 --export e1
+	assert_failure 1
+	assert_output --partial 'nothing was left configured'
+	# an attribute remotes do not have
+	run "$DSTCTL" attach r2 127.0.0.1:7000 --set nosuch=1
+	assert_failure 1
+	assert_output --partial "no attribute 'nosuch'"
+	# a crypto request this module cannot honour
+	run "$DSTCTL" crypto e1 --hash 'hmac(sha256)'
+	assert_failure 1
+	assert_output --partial 'no frame hashing or encryption yet'
+
+	# a restore failing on its second export removes the first too
+	printf '%s\n' 'export e4 device=/dev/ram1 addr=127.0.0.1:7004 enable=1' \
+		'acl e4 all 0.0.0.0/0 rw' \
+		'export e5 device=/dev/ram0 addr=127.0.0.1:7005 enable=1' \
+		> "$BATS_TEST_TMPDIR/half.conf"
+	run "$DSTCTL" restore "$BATS_TEST_TMPDIR/half.conf"
+	assert_failure 1
+	assert_output --partial 'e5: cannot set enable'
+	assert_output --partial 'nothing was left configured'
+
+	cfg_dump > "$BATS_TEST_TMPDIR/after"
+	diff -u "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	[ "$(ls "$DST_CFS/exports")" = e1 ]
+	[ -z "$(ls -A "$DST_CFS/remotes")" ]
+}
+
+@test "make install puts every piece in its place; the unit verifies" {
+	local root=$BATS_TEST_TMPDIR/root f
+	make -s -C "$DST_TOP" install DESTDIR="$root" > /dev/null
+	for f in sbin/dstctl sbin/dst-cn share/man/man8/dstctl.8 \
+		share/man/man8/dst-cn.8 lib/systemd/system/dst.service \
+		lib/udev/rules.d/60-dst.rules; do
+		[ -f "$root/usr/$f" ] || { echo "missing /usr/$f" >&2; return 1; }
+	done
+	[ -x "$root/usr/sbin/dstctl" ] && [ -x "$root/usr/sbin/dst-cn" ]
+	grep -qx 'ExecStart=/usr/sbin/dstctl restore /etc/dst/dst.conf' \
+		"$root/usr/lib/systemd/system/dst.service"
+
+	# PREFIX moves everything, the unit's commands too; systemd-analyze
+	# checks that they exist.
+	make -s -C "$DST_TOP" install PREFIX="$root/opt" > /dev/null
+	[ -x "$root/opt/sbin/dstctl" ]
+	run systemd-analyze verify --man=no "$root/opt/lib/systemd/system/dst.service"
+	assert_success
+	run groff -man -ww -z "$root/opt/share/man/man8/dstctl.8"
+	assert_success
+	assert_output ''
+}
