@@ -6,8 +6,8 @@
 #   make demo     deps + module + a guest that shows DST at work
 #   make bench    DST against raw brd, NBD and NVMe/TCP in one guest
 #   make vm-shell an interactive guest shell for debugging
-#   make install  dstctl, dst-cn, their man pages, dst.service and the udev
-#                 rules (DESTDIR= and PREFIX=, default /usr)
+#   make install  dstctl, dst-cn, their man pages, dst.service, the udev
+#                 rules and dracut's 95dst (DESTDIR= and PREFIX=, default /usr)
 #   make clean
 #
 # KVER= or KDIR= override the kernel found by scripts/kver.sh.
@@ -23,6 +23,8 @@ SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+DRACUTMODDIR ?= $(PREFIX)/lib/dracut/modules.d
+DRACUT95DST := module-setup.sh parse-dstroot.sh dstroot.sh dst-generator.sh dst-lib.sh
 
 all: module tools
 
@@ -72,6 +74,10 @@ install:
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/dst.service
 	install -D -m 0644 udev/60-dst.rules \
 		$(DESTDIR)$(UDEVRULESDIR)/60-dst.rules
+	install -d $(DESTDIR)$(DRACUTMODDIR)/95dst
+	for f in $(DRACUT95DST); do \
+		install -m 0755 dracut-module/95dst/$$f $(DESTDIR)$(DRACUTMODDIR)/95dst/$$f || exit 1; \
+	done
 
 clean:
 	-$(MAKE) -C module KVER=$(KVER) KDIR=$(KDIR) clean

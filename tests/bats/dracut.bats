@@ -1,0 +1,69 @@
+#!/usr/bin/env bats
+# dracut's 95dst, the parts that run without a boot: the root=dst: parser
+# every hook shares (dst-lib.sh), and make install's placement.  Booting
+# a client from a DST root is tests/vm/rootboot/run (two guests), which
+# make check runs after the suites.  docs/root-on-dst.md is the contract.
+
+load helpers
+
+LIB=$DST_TOP/dracut-module/95dst/dst-lib.sh
+
+# parse SPEC: what dst_parse_root makes of SPEC, as
+# server|port|export|fstype|rootflags, or "error: REASON".
+parse() {
+	sh -c '. "$1"; if dst_parse_root "$2"; then
+		echo "$dst_server|$dst_port|$dst_export|$dst_fstype|$dst_rootflags"
+	else echo "error: $dst_err"; fi' sh "$LIB" "$1"
+}
+
+@test "root=dst: lines that parse: defaults, every field, IPv6 in brackets" {
+	[ "$(parse dst:10.0.0.1:7000)" = "10.0.0.1|7000|root|auto|" ]
+	[ "$(parse dst:10.0.0.1:7000:sys)" = "10.0.0.1|7000|sys|auto|" ]
+	[ "$(parse dst:10.0.0.1:7000:sys:ext4)" = "10.0.0.1|7000|sys|ext4|" ]
+	[ "$(parse dst:10.0.0.1:7000:sys:ext4:noatime,data=ordered)" = \
+		"10.0.0.1|7000|sys|ext4|noatime,data=ordered" ]
+	[ "$(parse dst:10.0.0.1:7000::xfs)" = "10.0.0.1|7000|root|xfs|" ]
+	[ "$(parse 'dst:[fd00::1]:7000:root')" = "[fd00::1]|7000|root|auto|" ]
+	[ "$(parse 'dst:[::ffff:10.0.0.1]:1')" = "[::ffff:10.0.0.1]|1|root|auto|" ]
+	[ "$(parse dst:255.255.255.255:65535)" = "255.255.255.255|65535|root|auto|" ]
+}
+
+@test "malformed root=dst: lines are refused with the reason" {
+	local spec want
+	while IFS='|' read -r spec want; do
+		run parse "$spec"
+		[ "$output" = "error: $want" ] ||
+			{ echo "'$spec' gave '$output', wanted 'error: $want'" >&2; return 1; }
+	done <<-'EOF2'
+	nbd:10.0.0.1:7000|'nbd:10.0.0.1:7000' does not start with dst:
+	dst:10.0.0.1|no :PORT after the server
+	dst:|bad server address '' (an IPv4 address, or an IPv6 one in brackets)
+	dst:10.0.0.1:|bad port '' (1-65535)
+	dst:10.0.0.1:0|bad port '0' (1-65535)
+	dst:10.0.0.1:65536|bad port '65536' (1-65535)
+	dst:10.0.0.1:123456|bad port '123456' (1-65535)
+	dst:10.0.0.1:7k|bad port '7k' (1-65535)
+	dst:300.0.0.1:7000|bad server address '300.0.0.1' (an IPv4 address, or an IPv6 one in brackets)
+	dst:10.0.1:7000|bad server address '10.0.1' (an IPv4 address, or an IPv6 one in brackets)
+	dst:server.example:7000|bad server address 'server.example' (an IPv4 address, or an IPv6 one in brackets)
+	dst:[fd00::1:7000|no ']' closes the IPv6 server address
+	dst:[fd00::1]7000|no :PORT after the server
+	dst:[fd00::g]:7000|bad IPv6 server address 'fd00::g'
+	dst:[]:7000|bad IPv6 server address ''
+	dst:10.0.0.1:7000:.hidden|bad export name '.hidden' (1-31 of A-Za-z0-9._-, not starting with '.')
+	dst:10.0.0.1:7000:a/b|bad export name 'a/b' (1-31 of A-Za-z0-9._-, not starting with '.')
+	dst:10.0.0.1:7000:abcdefghijklmnopqrstuvwxyz012345|bad export name 'abcdefghijklmnopqrstuvwxyz012345' (1-31 of A-Za-z0-9._-, not starting with '.')
+	dst:10.0.0.1:7000:root:ext4;x|bad file system type 'ext4;x'
+	EOF2
+}
+
+@test "make install puts 95dst where dracut looks for modules" {
+	local root=$BATS_TEST_TMPDIR/root f
+	make -s -C "$DST_TOP" install DESTDIR="$root" > /dev/null
+	for f in module-setup.sh parse-dstroot.sh dstroot.sh dst-generator.sh dst-lib.sh; do
+		[ -x "$root/usr/lib/dracut/modules.d/95dst/$f" ] ||
+			{ echo "missing 95dst/$f" >&2; return 1; }
+	done
+	# dracut sources module-setup.sh with bash: it must at least parse.
+	bash -n "$root/usr/lib/dracut/modules.d/95dst/module-setup.sh"
+}
