@@ -76,16 +76,22 @@ pattern_file() {
 
 # brd_make SIZE_MB [SEED]: ram disks /dev/ram0 (and /dev/ram1 ...,
 # BRD_NR of them, default 2) of SIZE_MB each; /dev/ram0 is filled with the
-# pattern of SEED (default "dst") and BRD_SUM is its sha256.
+# pattern of SEED (default "dst") and BRD_SUM is its sha256.  The pattern
+# and its sum are made once per guest (under TCG, AES and SHA-256 of 64
+# MiB cost seconds) and kept in /run/dst-patterns for the next test.
 brd_make() {
-	local mb=$1 seed=${2:-dst}
+	local mb=$1 seed=${2:-dst} cache=/run/dst-patterns
+	local pat=$cache/$seed-$mb
 	modprobe brd rd_nr="${BRD_NR:-2}" rd_size=$((mb * 1024)) max_part=0
 	DST_MADE_BRD=1
 	wait_for 10 test -b /dev/ram0
-	pattern_file "$BATS_TEST_TMPDIR/brd.pattern" "$mb" "$seed"
-	dd if="$BATS_TEST_TMPDIR/brd.pattern" of=/dev/ram0 bs=1M oflag=direct status=none
-	BRD_SUM=$(sha256sum < "$BATS_TEST_TMPDIR/brd.pattern" | cut -d' ' -f1)
-	rm -f "$BATS_TEST_TMPDIR/brd.pattern"
+	if [ ! -f "$pat.sum" ]; then
+		mkdir -p "$cache"
+		pattern_file "$pat" "$mb" "$seed"
+		sha256sum < "$pat" | cut -d' ' -f1 > "$pat.sum"
+	fi
+	dd if="$pat" of=/dev/ram0 bs=1M oflag=direct status=none
+	BRD_SUM=$(cat "$pat.sum")
 }
 
 # checksum DEV OFFSET_BYTES LENGTH_BYTES: sha256 of a device range.
