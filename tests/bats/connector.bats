@@ -17,13 +17,6 @@ teardown() {
 	dst_teardown
 }
 
-# no_nodes: configfs and the dst bus hold no node at all.
-no_nodes() {
-	[ -z "$(ls -A "$DST_CFS/exports")" ] &&
-		[ -z "$(ls -A "$DST_CFS/remotes")" ] &&
-		[ -z "$(ls -A /sys/bus/dst/devices)" ]
-}
-
 # raw_is CASE NODE ERRNO: the module answers a hand-built message CASE
 # with ERRNO (or OK).
 raw_is() {

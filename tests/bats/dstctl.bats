@@ -16,12 +16,6 @@ teardown() {
 	dst_teardown
 }
 
-no_nodes() {
-	[ -z "$(ls -A "$DST_CFS/exports")" ] &&
-		[ -z "$(ls -A "$DST_CFS/remotes")" ] &&
-		[ -z "$(ls -A /sys/bus/dst/devices)" ]
-}
-
 # cfg_dump: every configuration attribute and rule of every node, to
 # compare two configurations.
 cfg_dump() {

@@ -24,6 +24,13 @@ wait_for() {
 	done
 }
 
+# no_nodes: configfs and the dst bus hold no node at all.
+no_nodes() {
+	[ -z "$(ls -A "$DST_CFS/exports")" ] &&
+		[ -z "$(ls -A "$DST_CFS/remotes")" ] &&
+		[ -z "$(ls -A /sys/bus/dst/devices)" ]
+}
+
 dst_is_loaded() {
 	grep -q '^dst ' /proc/modules
 }
