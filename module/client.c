@@ -66,6 +66,8 @@ struct dst_rconn {
 	u32 epoch;		/* incarnation, for orphans and resends */
 	struct mutex sock_lock;	/* sock pointer vs. shutdown; killed */
 	struct socket *sock;
+	/* The socket's session keys, or NULL; they come and go with it. */
+	struct dst_crypto *crypto;
 	bool killed;		/* shut down: the rx loop must not requeue */
 	unsigned long last_rx;	/* jiffies of the last sign of life */
 	u64 ka_progress;	/* TCP progress seen by the keepalive */
@@ -149,14 +151,88 @@ static void dst_remote_set_link(struct dst_remote *rem)
 
 /* --- handshake ----------------------------------------------------- */
 
-static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
-			       struct socket *sock, struct dst_geometry *geo)
+/*
+ * The authenticated part of a keyed handshake (docs/protocol.md): the
+ * server's challenge must prove the key before this side proves it in
+ * turn.  @hello is our HELLO frame as sent.  On success the session's
+ * keys are set up in *@cryptop and the welcome is the next frame.
+ */
+static int dst_rconn_auth(struct dst_remote *rem, struct socket *sock,
+			  const void *hello, size_t hello_len,
+			  const u8 *cnonce, struct dst_crypto **cryptop)
 {
+	const struct dst_crypto_cfg *cfg = &rem->node->cfg.crypto;
 	struct dst_node *node = rem->node;
 	struct {
 		struct dst_wire_hdr hdr;
 		union {
-			struct dst_wire_hello hello;
+			struct dst_wire_challenge ch;
+			struct dst_wire_proof pr;
+		};
+		u8 sproof[DST_PROOF_LEN];
+		u8 cproof[DST_PROOF_LEN];
+	} *b;
+	struct dst_crypto *c;
+	struct dst_msg m;
+	int err;
+
+	b = kzalloc(sizeof(*b), GFP_NOIO);
+	if (!b)
+		return -ENOMEM;
+	err = dst_sock_recv(sock, &b->ch, DST_CHALLENGE_SIZE);
+	if (err)
+		goto out;
+	err = dst_crypto_proofs(cfg, hello, hello_len, b->ch.nonce, b->sproof,
+				b->cproof);
+	if (err) {
+		pr_err("%s: cannot compute the handshake proofs: %d\n",
+		       node->name, err);
+		goto out;
+	}
+	if (!dst_crypto_proof_ok(b->sproof, b->ch.proof)) {
+		pr_err("%s: %pISpc cannot prove the shared key (a different key on one side?); closing\n",
+		       node->name, &node->cfg.addr);
+		err = -EKEYREJECTED;
+		goto out;
+	}
+	c = dst_crypto_session(cfg, false, cnonce, b->ch.nonce,
+			       dst_node_get_param(node, DST_P_MAX_PAGES) *
+			       PAGE_SIZE, true);
+	if (IS_ERR(c)) {
+		err = PTR_ERR(c);
+		pr_err("%s: cannot set up %s%s%s: %d\n", node->name,
+		       dst_crypto_hash_name(cfg), cfg->cipher[0] ? " + " : "",
+		       cfg->cipher, err);
+		goto out;
+	}
+	m = (struct dst_msg){ .cmd = DST_CMD_AUTH | DST_CMD_REPLY,
+			      .len = DST_PROOF_SIZE };
+	dst_msg_encode(&b->hdr, &m);
+	memcpy(b->pr.proof, b->cproof, DST_PROOF_LEN);
+	err = dst_sock_send(sock, b, DST_HDR_SIZE + DST_PROOF_SIZE, 0);
+	if (err) {
+		dst_crypto_free(c);
+		goto out;
+	}
+	*cryptop = c;
+out:
+	kfree_sensitive(b);
+	return err;
+}
+
+static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
+			       struct socket *sock, struct dst_geometry *geo,
+			       struct dst_crypto **cryptop)
+{
+	struct dst_node *node = rem->node;
+	const struct dst_crypto_cfg *cfg = &node->cfg.crypto;
+	struct {
+		struct dst_wire_hdr hdr;
+		union {
+			struct {
+				struct dst_wire_hello hello;
+				struct dst_wire_hello_auth auth;
+			};
 			struct dst_wire_welcome welcome;
 		};
 	} *buf;
@@ -174,20 +250,57 @@ static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 		.cmd = DST_CMD_HELLO,
 		.len = DST_HELLO_SIZE,
 	};
+	struct dst_crypto *c = NULL;
+	u8 cnonce[DST_NONCE_LEN];
+	bool keyed = cfg->key_len;
 	int err;
 
+	*cryptop = NULL;
 	buf = kzalloc(sizeof(*buf), GFP_NOIO);
 	if (!buf)
 		return -ENOMEM;
 	if (!dst_node_get_param(node, DST_P_READ_ONLY))
 		hello.features &= ~DST_FEAT_READ_ONLY;
+	if (keyed) {
+		hello.features |= DST_FEAT_AUTH;
+		m.len += DST_HELLO_AUTH_SIZE;
+		dst_crypto_nonce(cnonce);
+		dst_hello_auth_encode(&buf->auth, cnonce,
+				      dst_crypto_hash_name(cfg), cfg->cipher);
+	}
 	strscpy(hello.export, node->cfg.export, sizeof(hello.export));
 	dst_msg_encode(&buf->hdr, &m);
 	dst_hello_encode(&buf->hello, &hello);
 
-	err = dst_sock_send(sock, buf, DST_HDR_SIZE + DST_HELLO_SIZE, 0);
-	if (!err)
+	err = dst_sock_send(sock, buf, DST_HDR_SIZE + m.len, 0);
+	if (!err && keyed) {
 		err = dst_sock_recv(sock, &buf->hdr, DST_HDR_SIZE);
+		if (!err && !dst_msg_decode(&buf->hdr, &m) &&
+		    m.cmd == DST_CMD_AUTH && m.len == DST_CHALLENGE_SIZE &&
+		    !m.id && !m.offset && !m.status) {
+			/* The HELLO as sent is what both proofs cover. */
+			dst_msg_encode(&buf->hdr, &(struct dst_msg){
+				.cmd = DST_CMD_HELLO,
+				.len = DST_HELLO_SIZE + DST_HELLO_AUTH_SIZE });
+			dst_hello_encode(&buf->hello, &hello);
+			err = dst_rconn_auth(rem, sock, buf,
+					     DST_HDR_SIZE + DST_HELLO_SIZE +
+					     DST_HELLO_AUTH_SIZE, cnonce, &c);
+			if (err)
+				goto out;
+			err = dst_sock_recv(sock, &buf->hdr, DST_HDR_SIZE);
+		} else if (!err && !dst_msg_decode(&buf->hdr, &m) &&
+			   m.cmd == (DST_CMD_HELLO | DST_CMD_REPLY) &&
+			   m.status == DST_ST_OK) {
+			pr_err("%s: %pISpc did not authenticate (the export has no key?); closing\n",
+			       node->name, &node->cfg.addr);
+			err = -EKEYREJECTED;
+			goto out;
+		}
+		/* Else a refusal: read below like any other. */
+	} else if (!err) {
+		err = dst_sock_recv(sock, &buf->hdr, DST_HDR_SIZE);
+	}
 	if (err) {
 		pr_err("%s: handshake with %pISpc failed: %d\n", node->name,
 		       &node->cfg.addr, err);
@@ -203,9 +316,10 @@ static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 	}
 	if (m.status != DST_ST_OK) {
 		err = dst_status_to_errno(m.status);
-		pr_err("%s: %pISpc refused export '%s': status %u (%d)\n",
+		pr_err("%s: %pISpc refused export '%s': status %u (%d)%s\n",
 		       node->name, &node->cfg.addr, hello.export, m.status,
-		       err);
+		       err, m.status == DST_ST_AUTH ?
+		       ": key, hash or cipher differ from the export's" : "");
 		goto out;
 	}
 	if (m.len != DST_WELCOME_SIZE) {
@@ -215,6 +329,19 @@ static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 		goto out;
 	}
 	err = dst_sock_recv(sock, &buf->welcome, DST_WELCOME_SIZE);
+	if (!err && c) {
+		/* The welcome is the server's first protected frame. */
+		struct scatterlist *sg = dst_crypto_sg(c, false, 1);
+
+		sg_set_buf(sg, &buf->welcome, DST_WELCOME_SIZE);
+		err = dst_sock_recv(sock, dst_crypto_rx_tag(c),
+				    dst_crypto_tag_len(c));
+		if (!err && dst_crypto_open(c, &buf->hdr, 1, DST_WELCOME_SIZE)) {
+			pr_err("%s: the welcome from %pISpc fails its integrity check; closing\n",
+			       node->name, &node->cfg.addr);
+			err = -EBADMSG;
+		}
+	}
 	if (err)
 		goto out;
 	err = dst_welcome_decode(&buf->welcome, geo);
@@ -227,7 +354,12 @@ static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 		pr_err("%s: %pISpc describes an export this client cannot use\n",
 		       node->name, &node->cfg.addr);
 out:
+	memzero_explicit(cnonce, sizeof(cnonce));
 	kfree(buf);
+	if (err)
+		dst_crypto_free(c);
+	else
+		*cryptop = c;
 	return err;
 }
 
@@ -238,7 +370,8 @@ out:
  */
 static struct socket *dst_rconn_open(struct dst_remote *rem,
 				     struct dst_rconn *conn, bool first,
-				     int timeout_ms)
+				     int timeout_ms,
+				     struct dst_crypto **cryptop)
 {
 	struct dst_node *node = rem->node;
 	struct dst_geometry geo;
@@ -251,7 +384,7 @@ static struct socket *dst_rconn_open(struct dst_remote *rem,
 		       &node->cfg.addr, PTR_ERR(sock));
 		return sock;
 	}
-	err = dst_rconn_handshake(rem, conn, sock, &geo);
+	err = dst_rconn_handshake(rem, conn, sock, &geo, cryptop);
 	if (err)
 		goto fail;
 
@@ -261,6 +394,8 @@ static struct socket *dst_rconn_open(struct dst_remote *rem,
 		pr_err("%s: connection %d to %pISpc found a different export (size, blocks or features changed)\n",
 		       node->name, conn->idx, &node->cfg.addr);
 		err = -ESTALE;
+		dst_crypto_free(*cryptop);
+		*cryptop = NULL;
 		goto fail;
 	}
 	dst_sock_set_timeout(sock, 0);
@@ -278,6 +413,75 @@ fail:
  * put several frames in one packet; the last request of the batch, or
  * commit_rqs, pushes.  Called with tx_lock held.
  */
+/*
+ * A header-only frame (a request without data, PING, BYE): with session
+ * keys, the header and then its tag.  Called with tx_lock held.
+ */
+static int dst_rconn_send_hdr(struct dst_rconn *conn,
+			      struct dst_wire_hdr *hdr, int flags)
+{
+	struct dst_crypto *c = conn->crypto;
+	const u8 *tag;
+	int err;
+
+	if (!c)
+		return dst_sock_send(conn->sock, hdr, sizeof(*hdr), flags);
+	tag = dst_crypto_seal(c, hdr, 0, 0, true);
+	if (IS_ERR(tag))
+		return PTR_ERR(tag);
+	err = dst_sock_send(conn->sock, hdr, sizeof(*hdr), flags | MSG_MORE);
+	return err ?: dst_sock_send(conn->sock, tag, dst_crypto_tag_len(c),
+				    flags);
+}
+
+/*
+ * A WRITE with session keys: the MAC covers the request's pages, which
+ * then go without a copy; a cipher seals them into the session's own
+ * pages (the request's belong to the page cache or the writer), which
+ * are sent with a copy because they are used again for the next frame.
+ */
+static int dst_rconn_send_sealed(struct dst_rconn *conn, struct request *rq,
+				 struct dst_wire_hdr *hdr, u32 len, int last)
+{
+	struct dst_crypto *c = conn->crypto;
+	bool cipher = dst_crypto_has_cipher(c);
+	struct req_iterator iter;
+	struct scatterlist *sg;
+	unsigned int nents, i;
+	struct bio_vec bv;
+	const u8 *tag;
+	u32 left = len;
+	int err;
+
+	if (WARN_ON_ONCE(blk_rq_nr_phys_segments(rq) > dst_crypto_max_segs(c)))
+		return -EIO;
+	sg = dst_crypto_sg(c, true, blk_rq_nr_phys_segments(rq));
+	nents = blk_rq_map_sg(rq->q, rq, sg);
+	tag = dst_crypto_seal(c, hdr, nents, len, false);
+	if (IS_ERR(tag))
+		return PTR_ERR(tag);
+	err = dst_sock_send(conn->sock, hdr, sizeof(*hdr), MSG_MORE);
+	if (cipher) {
+		for (i = 0; !err && left; i++) {
+			bv.bv_page = dst_crypto_sealed(c, i);
+			bv.bv_offset = 0;
+			bv.bv_len = min_t(u32, PAGE_SIZE, left);
+			left -= bv.bv_len;
+			err = dst_sock_send_bvec(conn->sock, &bv, false,
+						 MSG_MORE);
+		}
+	} else {
+		rq_for_each_segment(bv, rq, iter) {
+			if (err)
+				break;
+			err = dst_sock_send_bvec(conn->sock, &bv, true,
+						 MSG_MORE);
+		}
+	}
+	return err ?: dst_sock_send(conn->sock, tag, dst_crypto_tag_len(c),
+				    last);
+}
+
 static int dst_rconn_send(struct dst_rconn *conn, struct request *rq,
 			  const struct dst_msg *m, bool more)
 {
@@ -290,6 +494,10 @@ static int dst_rconn_send(struct dst_rconn *conn, struct request *rq,
 
 	WRITE_ONCE(conn->corked, more);
 	dst_msg_encode(&hdr, m);
+	if (conn->crypto && m->cmd == DST_CMD_WRITE)
+		return dst_rconn_send_sealed(conn, rq, &hdr, m->len, last);
+	if (conn->crypto)
+		return dst_rconn_send_hdr(conn, &hdr, last);
 	if (m->cmd != DST_CMD_WRITE)
 		return dst_sock_send(conn->sock, &hdr, sizeof(hdr), last);
 
@@ -490,7 +698,8 @@ send:
 	cmd->epoch = conn->epoch;
 	/* Where this frame will end in the byte stream (tx_lock is ours). */
 	cmd->seq = dst_sock_queued_seq(conn->sock) + DST_HDR_SIZE +
-		   (m.cmd == DST_CMD_WRITE ? m.len : 0);
+		   (m.cmd == DST_CMD_WRITE ? m.len : 0) +
+		   dst_crypto_tag_len(conn->crypto);
 	set_bit(DST_CMD_INFLIGHT, &cmd->flags);
 	set_bit(DST_CMD_SENDING, &cmd->flags);
 	mutex_unlock(&cmd->lock);
@@ -707,11 +916,46 @@ static int dst_recv_data(struct dst_rconn *conn, struct request *rq)
  * the socket failed, or the server sent something no correct server
  * sends (logged once, with the reason).
  */
+/*
+ * With session keys: read the tag of the frame whose header is @hdr
+ * (its data, if any, is in @rq's pages already) and check it.  Nothing
+ * of a frame that fails may be used: the connection goes, and what it
+ * carried is resent on the next one.
+ */
+static int dst_rconn_open_frame(struct dst_rconn *conn,
+				struct dst_wire_hdr *hdr, struct request *rq)
+{
+	struct dst_crypto *c = conn->crypto;
+	unsigned int nents = 0;
+	int err;
+
+	err = dst_sock_recv(conn->sock, dst_crypto_rx_tag(c),
+			    dst_crypto_tag_len(c));
+	if (err)
+		return err;
+	if (rq) {
+		if (WARN_ON_ONCE(blk_rq_nr_phys_segments(rq) >
+				 dst_crypto_max_segs(c)))
+			return -EIO;
+		nents = blk_rq_map_sg(rq->q, rq,
+				      dst_crypto_sg(c, false,
+						    blk_rq_nr_phys_segments(rq)));
+	}
+	err = dst_crypto_open(c, hdr, nents, rq ? blk_rq_bytes(rq) : 0);
+	if (err)
+		pr_err("%s: frame from %pISpc on connection %d fails its integrity check (modified, replayed or out of order); dropping the connection\n",
+		       dst_rem_name(conn->rem), &conn->rem->node->cfg.addr,
+		       conn->idx);
+	return err;
+}
+
 static int dst_recv_reply(struct dst_rconn *conn)
 {
 	struct dst_remote *rem = conn->rem;
+	struct dst_crypto *c = conn->crypto;
 	struct dst_wire_hdr hdr;
 	const char *why = NULL;
+	bool data;
 	struct request *rq;
 	struct dst_cmd *cmd;
 	struct dst_msg m;
@@ -727,6 +971,13 @@ static int dst_recv_reply(struct dst_rconn *conn)
 	if (!(m.cmd & DST_CMD_REPLY) || m.status >= DST_ST_MAX) {
 		why = "not a reply";
 		goto proto;
+	}
+	data = m.cmd == (DST_CMD_READ | DST_CMD_REPLY) && m.status == DST_ST_OK;
+	/* A frame without data is checked before anything is done with it. */
+	if (c && !data) {
+		err = dst_rconn_open_frame(conn, &hdr, NULL);
+		if (err)
+			return err;
 	}
 	/* Any frame proves the connection alive to the keepalive. */
 	WRITE_ONCE(conn->last_rx, jiffies);
@@ -749,6 +1000,14 @@ static int dst_recv_reply(struct dst_rconn *conn)
 			why = "stale reply longer than max_io";
 			goto proto;
 		}
+		/*
+		 * Under session keys the data must be checked, and there
+		 * are no pages to check it in: start afresh.
+		 */
+		if (c) {
+			why = "stale READ reply under session keys";
+			goto proto;
+		}
 		return dst_sock_discard(conn->sock, m.len);
 	}
 
@@ -766,8 +1025,10 @@ static int dst_recv_reply(struct dst_rconn *conn)
 		why = "reply does not match its request";
 		goto proto;
 	}
-	if (m.cmd == (DST_CMD_READ | DST_CMD_REPLY) && m.status == DST_ST_OK) {
+	if (data) {
 		err = dst_recv_data(conn, rq);
+		if (!err && c)
+			err = dst_rconn_open_frame(conn, &hdr, rq);
 		if (err) {
 			mutex_unlock(&cmd->lock);
 			return err;
@@ -883,19 +1144,24 @@ static void dst_rconn_down(struct dst_rconn *conn, int err)
 }
 
 /* Put a fresh, fenced socket in slot @conn and resend its orphans. */
-static void dst_rconn_up(struct dst_rconn *conn, struct socket *sock)
+static void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
+			 struct dst_crypto *crypto)
 {
 	struct dst_remote *rem = conn->rem;
+	struct dst_crypto *old_crypto;
 	struct socket *old;
 	unsigned int n;
 
 	mutex_lock(&conn->sock_lock);
 	old = conn->sock;
+	old_crypto = conn->crypto;
 	conn->sock = sock;
+	conn->crypto = crypto;
 	conn->killed = false;
 	mutex_unlock(&conn->sock_lock);
 	if (old)
 		sock_release(old);
+	dst_crypto_free(old_crypto);
 
 	WRITE_ONCE(conn->last_rx, jiffies);
 	mutex_lock(&conn->tx_lock);
@@ -944,6 +1210,7 @@ static void dst_reconnect_work(struct work_struct *work)
 
 	for (i = 0; i < rem->nr_conns && !READ_ONCE(rem->stopping); i++) {
 		struct dst_rconn *conn = &rem->conns[i];
+		struct dst_crypto *crypto;
 		struct socket *sock;
 
 		if (READ_ONCE(conn->live))
@@ -955,12 +1222,12 @@ static void dst_reconnect_work(struct work_struct *work)
 			dst_rem_name(rem), rem->attempt, &rem->node->cfg.addr,
 			i);
 		sock = dst_rconn_open(rem, conn, false,
-				      DST_RECONNECT_TIMEOUT_MS);
+				      DST_RECONNECT_TIMEOUT_MS, &crypto);
 		if (IS_ERR(sock)) {
 			again = true;
 			continue;
 		}
-		dst_rconn_up(conn, sock);
+		dst_rconn_up(conn, sock, crypto);
 	}
 	if (again && !READ_ONCE(rem->stopping))
 		queue_delayed_work(rem->wq, &rem->reconnect_work,
@@ -1042,7 +1309,7 @@ static void dst_ka_work(struct work_struct *work)
 		if (idle < ka || !mutex_trylock(&conn->tx_lock))
 			continue;
 		if (conn->live && sk_stream_is_writeable(conn->sock->sk))
-			dst_sock_send(conn->sock, &hdr, sizeof(hdr), 0);
+			dst_rconn_send_hdr(conn, &hdr, 0);
 		mutex_unlock(&conn->tx_lock);
 	}
 	memalloc_noio_restore(noio);
@@ -1076,9 +1343,11 @@ static void dst_remote_free(struct dst_remote *rem)
 {
 	int i;
 
-	for (i = 0; i < rem->nr_conns; i++)
+	for (i = 0; i < rem->nr_conns; i++) {
 		if (rem->conns[i].sock)
 			sock_release(rem->conns[i].sock);
+		dst_crypto_free(rem->conns[i].crypto);
+	}
 	if (rem->wq)
 		destroy_workqueue(rem->wq);
 	free_percpu(rem->stats);
@@ -1118,7 +1387,10 @@ static void dst_remote_set_limits(struct dst_remote *rem)
 	blk_queue_physical_block_size(q, g->pbs);
 	blk_queue_io_min(q, g->pbs);
 	blk_queue_max_hw_sectors(q, g->max_io >> SECTOR_SHIFT);
-	blk_queue_max_segments(q, USHRT_MAX);
+	/* Sealing maps a request to a scatterlist of the session's size. */
+	blk_queue_max_segments(q, rem->node->cfg.crypto.key_len ?
+			       dst_node_get_param(rem->node, DST_P_MAX_PAGES) :
+			       USHRT_MAX);
 	blk_queue_max_segment_size(q, UINT_MAX);
 	blk_queue_write_cache(q, flush, flush && (g->features & DST_FEAT_FUA));
 	if (g->max_discard) {
@@ -1127,6 +1399,13 @@ static void dst_remote_set_limits(struct dst_remote *rem)
 	}
 	blk_queue_max_write_zeroes_sectors(q, g->max_write_zeroes >>
 					   SECTOR_SHIFT);
+	/*
+	 * A tag covers what the page held when it was sealed: the page
+	 * cache must not change a page under writeback (stable pages), or
+	 * the server would see a frame that fails its check.
+	 */
+	if (rem->node->cfg.crypto.key_len)
+		blk_queue_flag_set(QUEUE_FLAG_STABLE_WRITES, q);
 	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
 	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
 }
@@ -1273,7 +1552,8 @@ int dst_remote_start(struct dst_node *node)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		struct socket *sock = dst_rconn_open(rem, &rem->conns[i], !i,
-						     DST_CONNECT_TIMEOUT_MS);
+						     DST_CONNECT_TIMEOUT_MS,
+						     &rem->conns[i].crypto);
 
 		if (IS_ERR(sock)) {
 			err = PTR_ERR(sock);
@@ -1355,7 +1635,7 @@ static void dst_rconn_bye(struct dst_rconn *conn)
 	dst_msg_encode(&hdr, &m);
 	mutex_lock(&conn->tx_lock);
 	if (conn->live)
-		dst_sock_send(conn->sock, &hdr, sizeof(hdr), MSG_DONTWAIT);
+		dst_rconn_send_hdr(conn, &hdr, MSG_DONTWAIT);
 	mutex_unlock(&conn->tx_lock);
 }
 

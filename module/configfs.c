@@ -7,7 +7,10 @@
  * ranges, the refusal of changes while enabled, the log line that says
  * why.  Nothing here keeps state of its own.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/configfs.h>
+#include <linux/ctype.h>
 #include <linux/fs.h>
 #include <linux/inet.h>
 #include <linux/kernel.h>
@@ -195,11 +198,78 @@ static ssize_t dsta_stats_show(struct config_item *item, char *page)
 }
 CONFIGFS_ATTR_RO(dsta_, stats);
 
+DST_PARAM_ATTR(crypto_threads, DST_P_CRYPTO_THREADS);
+
+static ssize_t dsta_hash_show(struct config_item *item, char *page)
+{
+	return dst_node_show_alg(to_dst_node(item), page, false);
+}
+
+static ssize_t dsta_hash_store(struct config_item *item, const char *page,
+			       size_t count)
+{
+	int err = dst_node_set_hash(to_dst_node(item), page);
+
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_, hash);
+
+static ssize_t dsta_cipher_show(struct config_item *item, char *page)
+{
+	return dst_node_show_alg(to_dst_node(item), page, true);
+}
+
+static ssize_t dsta_cipher_store(struct config_item *item, const char *page,
+				 size_t count)
+{
+	int err = dst_node_set_cipher(to_dst_node(item), page);
+
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_, cipher);
+
+/* Write-only in effect: reading says "set" or "none", never the key. */
+static ssize_t dsta_key_show(struct config_item *item, char *page)
+{
+	return dst_node_show_key(to_dst_node(item), page);
+}
+
+static ssize_t dsta_key_store(struct config_item *item, const char *page,
+			      size_t count)
+{
+	struct dst_node *node = to_dst_node(item);
+	u8 key[DST_KEY_MAX];
+	size_t len = count;
+	int err;
+
+	while (len && isspace(page[len - 1]))
+		len--;
+	if (!len)
+		return dst_node_set_key(node, NULL, 0) ?: count;
+	if (len % 2 || len / 2 > DST_KEY_MAX || len / 2 < DST_KEY_MIN) {
+		pr_err("%s: key must be %d to %d bytes in hex\n",
+		       node->name, DST_KEY_MIN, DST_KEY_MAX);
+		return -EINVAL;
+	}
+	err = hex2bin(key, page, len / 2);
+	if (err)
+		pr_err("%s: key is not hex\n", node->name);
+	else
+		err = dst_node_set_key(node, key, len / 2);
+	memzero_explicit(key, sizeof(key));
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_, key);
+
 static struct configfs_attribute *dst_export_attrs[] = {
 	&dsta_attr_device,
 	&dsta_attr_addr,
 	&dsta_attr_size,
 	&dsta_attr_read_only,
+	&dsta_attr_hash,
+	&dsta_attr_cipher,
+	&dsta_attr_key,
+	&dsta_attr_crypto_threads,
 	&dsta_attr_enable,
 	&dsta_attr_state,
 	&dsta_attr_clients,
@@ -220,6 +290,9 @@ static struct configfs_attribute *dst_remote_attrs[] = {
 	&dsta_attr_reconnect_delay_ms,
 	&dsta_attr_fail_timeout_s,
 	&dsta_attr_read_only,
+	&dsta_attr_hash,
+	&dsta_attr_cipher,
+	&dsta_attr_key,
 	&dsta_attr_enable,
 	&dsta_attr_state,
 	&dsta_remote_attr_device,

@@ -38,6 +38,7 @@ static DEFINE_MUTEX(dst_nodes_lock);
 
 #define DST_R_BOTH	(BIT(DST_ROLE_EXPORT) | BIT(DST_ROLE_REMOTE))
 #define DST_R_REMOTE	BIT(DST_ROLE_REMOTE)
+#define DST_R_EXPORT	BIT(DST_ROLE_EXPORT)
 
 /*
  * Numeric parameters: name, range, default and which roles have them.
@@ -63,6 +64,8 @@ static const struct dst_param_desc {
 				       DST_R_REMOTE },
 	[DST_P_FAIL_TIMEOUT_S]	   = { "fail_timeout_s", -1, 86400, 30,
 				       DST_R_REMOTE },
+	[DST_P_CRYPTO_THREADS]	   = { "crypto_threads", 1, 64, 4,
+				       DST_R_EXPORT },
 };
 
 const char *dst_role_name(enum dst_role role)
@@ -111,7 +114,8 @@ static void dst_node_release(struct device *dev)
 {
 	struct dst_node *node = dst_dev_to_node(dev);
 
-	kfree(node);
+	/* The key goes with the node, wiped. */
+	kfree_sensitive(node);
 }
 
 void dst_node_get(struct dst_node *node)
@@ -301,6 +305,13 @@ int dst_node_add_rule(struct dst_node *node,
 
 static int dst_node_start(struct dst_node *node)
 {
+	const struct dst_crypto_cfg *c = &node->cfg.crypto;
+
+	if ((c->hash[0] || c->cipher[0]) && !c->key_len) {
+		pr_err("%s: hash and cipher need a key: write one to 'key'\n",
+		       node->name);
+		return -EINVAL;
+	}
 	return node->role == DST_ROLE_EXPORT ? dst_export_start(node) :
 					       dst_remote_start(node);
 }
@@ -374,7 +385,7 @@ static int dst_node_check_configurable(struct dst_node *node, const char *what)
 int dst_node_set_param(struct dst_node *node, enum dst_param p, s64 val)
 {
 	const struct dst_param_desc *d;
-	int err;
+	int err = 0;
 
 	if (!dst_param_applies(p, node->role))
 		return -EINVAL;
@@ -391,11 +402,106 @@ int dst_node_set_param(struct dst_node *node, enum dst_param p, s64 val)
 	}
 
 	mutex_lock(&node->lock);
-	err = dst_node_check_configurable(node, d->name);
+	if (p == DST_P_CRYPTO_THREADS && node->enabled)
+		/* Live: the export's crypto workqueue takes the new width. */
+		dst_export_set_crypto_threads(node, val);
+	else
+		err = dst_node_check_configurable(node, d->name);
 	if (!err)
-		node->cfg.param[p] = val;
+		WRITE_ONCE(node->cfg.param[p], val);
 	mutex_unlock(&node->lock);
 	return err;
+}
+
+/*
+ * Crypto configuration: algorithm names are checked against the crypto
+ * API when written (an unknown one is refused with the reason in the
+ * log), the key is parsed from hex; an empty write clears.
+ */
+static int dst_node_set_alg(struct dst_node *node, const char *str,
+			    bool cipher)
+{
+	char buf[DST_NAMELEN];
+	char *dst, *name;
+	int err = 0;
+
+	if (strscpy(buf, str, sizeof(buf)) < 0) {
+		pr_err("%s: algorithm names are at most %d bytes\n",
+		       node->name, DST_NAMELEN - 1);
+		return -EINVAL;
+	}
+	name = strim(buf);
+	if (name[0])
+		err = cipher ? dst_crypto_check_cipher(name) :
+			       dst_crypto_check_hash(name);
+	if (err)
+		return err;
+	mutex_lock(&node->lock);
+	err = dst_node_check_configurable(node, cipher ? "cipher" : "hash");
+	dst = cipher ? node->cfg.crypto.cipher : node->cfg.crypto.hash;
+	if (!err)
+		strscpy_pad(dst, name, DST_NAMELEN);
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+int dst_node_set_hash(struct dst_node *node, const char *name)
+{
+	return dst_node_set_alg(node, name, false);
+}
+
+int dst_node_set_cipher(struct dst_node *node, const char *name)
+{
+	return dst_node_set_alg(node, name, true);
+}
+
+/* "" or the name, for the configfs attributes. */
+ssize_t dst_node_show_alg(struct dst_node *node, char *buf, bool cipher)
+{
+	ssize_t ret;
+
+	mutex_lock(&node->lock);
+	ret = sysfs_emit(buf, "%s\n", cipher ? node->cfg.crypto.cipher :
+						node->cfg.crypto.hash);
+	mutex_unlock(&node->lock);
+	return ret;
+}
+
+/**
+ * dst_node_set_key - set or clear the shared key
+ * @node: the node
+ * @key: the key, or NULL to clear it
+ * @len: its length, DST_KEY_MIN..DST_KEY_MAX bytes
+ *
+ * The old key is wiped.  -EBUSY while enabled.
+ */
+int dst_node_set_key(struct dst_node *node, const u8 *key, unsigned int len)
+{
+	struct dst_crypto_cfg *c = &node->cfg.crypto;
+	int err;
+
+	if (key && (len < DST_KEY_MIN || len > DST_KEY_MAX)) {
+		pr_err("%s: a key has %d to %d bytes, not %u\n", node->name,
+		       DST_KEY_MIN, DST_KEY_MAX, len);
+		return -EINVAL;
+	}
+	mutex_lock(&node->lock);
+	err = dst_node_check_configurable(node, "key");
+	if (!err) {
+		memzero_explicit(c->key, sizeof(c->key));
+		c->key_len = key ? len : 0;
+		if (key)
+			memcpy(c->key, key, len);
+	}
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+/* Whether a key is set; never the key. */
+ssize_t dst_node_show_key(struct dst_node *node, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", READ_ONCE(node->cfg.crypto.key_len) ?
+					"set" : "none");
 }
 
 s64 dst_node_get_param(struct dst_node *node, enum dst_param p)

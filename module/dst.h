@@ -27,6 +27,7 @@ struct request;
 struct blk_mq_tag_set;
 
 #define DST_PATHLEN		256
+#define DST_KEY_MIN		16	/* bytes of shared key */
 #define DST_PART_SHIFT		4	/* 15 partitions per disk */
 
 enum dst_role {
@@ -79,7 +80,16 @@ enum dst_param {
 	DST_P_KEEPALIVE_MS,
 	DST_P_RECONNECT_DELAY_MS,
 	DST_P_FAIL_TIMEOUT_S,
+	DST_P_CRYPTO_THREADS,		/* export; may change while enabled */
 	DST_P_NR
+};
+
+/* Authentication and frame protection (crypto.c). */
+struct dst_crypto_cfg {
+	char hash[DST_NAMELEN];		/* "": hmac(sha256) when keyed */
+	char cipher[DST_NAMELEN];	/* "": none */
+	u8 key[DST_KEY_MAX];
+	unsigned int key_len;		/* 0: no key, nothing protected */
 };
 
 /* What the administrator configured; read under node->lock. */
@@ -89,6 +99,7 @@ struct dst_config {
 	char device[DST_PATHLEN];	/* export: backing device path */
 	char export[DST_NAMELEN];	/* remote: export to attach */
 	s64 param[DST_P_NR];
+	struct dst_crypto_cfg crypto;
 };
 
 struct dst_export;
@@ -192,6 +203,11 @@ bool dst_param_applies(enum dst_param p, enum dst_role role);
 int dst_node_set_addr(struct dst_node *node, const char *str);
 int dst_node_set_device(struct dst_node *node, const char *path);
 int dst_node_set_export(struct dst_node *node, const char *name);
+int dst_node_set_hash(struct dst_node *node, const char *name);
+int dst_node_set_cipher(struct dst_node *node, const char *name);
+ssize_t dst_node_show_alg(struct dst_node *node, char *buf, bool cipher);
+int dst_node_set_key(struct dst_node *node, const u8 *key, unsigned int len);
+ssize_t dst_node_show_key(struct dst_node *node, char *buf);
 ssize_t dst_node_show_addr(struct dst_node *node, char *buf);
 ssize_t dst_node_show_state(struct dst_node *node, char *buf);
 ssize_t dst_node_show_size(struct dst_node *node, char *buf);
@@ -258,7 +274,44 @@ int dst_check_request(const struct dst_msg *m, const struct dst_geometry *g,
 		      const char **why);
 u32 dst_request_payload(const struct dst_msg *m);
 int dst_status_to_errno(u32 status);
+void dst_hello_auth_encode(struct dst_wire_hello_auth *w, const u8 *nonce,
+			   const char *hash, const char *cipher);
+int dst_hello_auth_decode(const struct dst_wire_hello_auth *w, u8 *nonce,
+			  char *hash, char *cipher);
+void dst_seq_encode(u8 *out, u64 seq);
 const char *dst_cmd_name(u8 cmd);
+
+/* crypto.c: authentication and frame protection */
+struct dst_crypto;
+struct scatterlist;
+const char *dst_crypto_hash_name(const struct dst_crypto_cfg *cfg);
+int dst_crypto_check_hash(const char *name);
+int dst_crypto_check_cipher(const char *name);
+int dst_crypto_proofs(const struct dst_crypto_cfg *cfg, const void *hello,
+		      size_t hello_len, const u8 *snonce, u8 *sproof,
+		      u8 *cproof);
+bool dst_crypto_proof_ok(const u8 *a, const u8 *b);
+void dst_crypto_nonce(u8 *nonce);
+struct dst_crypto *dst_crypto_session(const struct dst_crypto_cfg *cfg,
+				      bool server, const u8 *cnonce,
+				      const u8 *snonce, u32 max_io,
+				      bool bounce);
+void dst_crypto_free(struct dst_crypto *c);
+unsigned int dst_crypto_tag_len(const struct dst_crypto *c);
+u32 dst_crypto_max_segs(const struct dst_crypto *c);
+bool dst_crypto_has_cipher(const struct dst_crypto *c);
+struct scatterlist *dst_crypto_sg(struct dst_crypto *c, bool tx,
+				  unsigned int nents);
+const u8 *dst_crypto_seal(struct dst_crypto *c, const void *hdr,
+			  unsigned int nents, u32 len, bool in_place);
+struct page *dst_crypto_sealed(struct dst_crypto *c, unsigned int i);
+u8 *dst_crypto_rx_tag(struct dst_crypto *c);
+int dst_crypto_open(struct dst_crypto *c, const void *hdr,
+		    unsigned int nents, u32 len);
+
+#define DST_HELLO_AUTH_SIZE	sizeof(struct dst_wire_hello_auth)
+#define DST_CHALLENGE_SIZE	sizeof(struct dst_wire_challenge)
+#define DST_PROOF_SIZE		sizeof(struct dst_wire_proof)
 
 /* conn.c: one TCP socket */
 struct socket *dst_sock_connect(struct net *net,
@@ -332,6 +385,7 @@ const char *dst_remote_link_state(struct dst_node *node);
 /* export.c: export nodes */
 int dst_export_start(struct dst_node *node);
 void dst_export_stop(struct dst_node *node);
+void dst_export_set_crypto_threads(struct dst_node *node, int n);
 ssize_t dst_export_show_clients(struct dst_node *node, char *buf);
 ssize_t dst_export_show_stats(struct dst_node *node, char *buf);
 

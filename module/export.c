@@ -77,6 +77,8 @@ struct dst_export {
 
 	struct workqueue_struct *recv_wq;	/* one loop per connection */
 	struct workqueue_struct *send_wq;	/* replies, accept */
+	/* Keyed exports: replies are sealed and sent here, crypto_threads wide. */
+	struct workqueue_struct *crypto_wq;
 
 	struct bio_set bs;
 	mempool_t *io_pool;
@@ -111,6 +113,9 @@ struct dst_sconn {
 	atomic_t inflight;		/* requests read and not yet freed */
 	wait_queue_head_t wait;
 	bool dead;			/* sending failed: drop replies */
+
+	/* Session keys once the handshake authenticated the client, or NULL. */
+	struct dst_crypto *crypto;
 
 	u64 session;			/* from HELLO; 0: none */
 	u16 slot;
@@ -239,7 +244,9 @@ static void dst_queue_reply(struct dst_io *io)
 	 * reply the rx loop queued itself is sent by the rx loop, without
 	 * waking another thread; anything else wakes the send work.
 	 */
-	if (READ_ONCE(conn->submitter) != current)
+	if (conn->crypto)
+		queue_work(conn->exp->crypto_wq, &conn->send_work);
+	else if (READ_ONCE(conn->submitter) != current)
 		queue_work(conn->exp->send_wq, &conn->send_work);
 }
 
@@ -308,13 +315,29 @@ static int dst_send_reply(struct dst_sconn *conn, struct dst_io *io,
 {
 	bool data = io->m.cmd == (DST_CMD_READ | DST_CMD_REPLY) &&
 		    io->m.status == DST_ST_OK;
+	struct dst_crypto *c = conn->crypto;
+	const u8 *tag = NULL;
 	struct dst_wire_hdr hdr;
 	unsigned int i;
 	int err;
 
 	dst_msg_encode(&hdr, &io->m);
+	if (c) {
+		/* The pages are this server's own: sealed where they are. */
+		unsigned int nents = data ? io->nr_pages : 0;
+		struct scatterlist *sg = dst_crypto_sg(c, true, nents);
+
+		for (i = 0; i < nents; i++)
+			sg_set_page(&sg[i], io->pages[i],
+				    min_t(u32, PAGE_SIZE,
+					  io->m.len - i * PAGE_SIZE), 0);
+		tag = dst_crypto_seal(c, &hdr, nents, data ? io->m.len : 0,
+				      true);
+		if (IS_ERR(tag))
+			return PTR_ERR(tag);
+	}
 	err = dst_sock_send(conn->sock, &hdr, sizeof(hdr),
-			    data || more ? MSG_MORE : 0);
+			    data || more || c ? MSG_MORE : 0);
 	for (i = 0; data && !err && i < io->nr_pages; i++) {
 		struct bio_vec bv = {
 			.bv_page = io->pages[i],
@@ -325,8 +348,11 @@ static int dst_send_reply(struct dst_sconn *conn, struct dst_io *io,
 
 		/* A normal page lives on in the socket buffer after put_page. */
 		err = dst_sock_send_bvec(conn->sock, &bv, i < io->nr_normal,
-					 last && !more ? 0 : MSG_MORE);
+					 last && !more && !c ? 0 : MSG_MORE);
 	}
+	if (!err && c)
+		err = dst_sock_send(conn->sock, tag, dst_crypto_tag_len(c),
+				    more ? MSG_MORE : 0);
 	return err;
 }
 
@@ -370,6 +396,19 @@ static bool dst_sconn_replies_pending(struct dst_sconn *conn)
 }
 
 /*
+ * The rx loop wants its replies out.  Sealed replies are sent by the
+ * send work on the crypto workqueue, so crypto_threads bounds how many
+ * connections seal at once; plain ones go from the rx loop itself.
+ */
+static void dst_sconn_flush_replies(struct dst_sconn *conn)
+{
+	if (conn->crypto)
+		queue_work(conn->exp->crypto_wq, &conn->send_work);
+	else
+		dst_send_replies(conn);
+}
+
+/*
  * The rx loop sends the replies that completed in its own context when
  * it is about to wait for the client (dst_queue_reply()).  "About to
  * wait" is any read of bytes not all received yet -- the next header,
@@ -380,29 +419,124 @@ static bool dst_sconn_replies_pending(struct dst_sconn *conn)
 static void dst_sconn_before_read(struct dst_sconn *conn, u32 bytes)
 {
 	if (dst_sconn_replies_pending(conn) &&
-	    !dst_sock_has_input(conn->sock, bytes))
-		dst_send_replies(conn);
+	    !dst_sock_has_input(conn->sock,
+				bytes + dst_crypto_tag_len(conn->crypto)))
+		dst_sconn_flush_replies(conn);
 }
 
 /* --- a connection -------------------------------------------------- */
 
 static int dst_sconn_reply_hello(struct dst_sconn *conn, u32 status)
 {
+	struct dst_crypto *c = conn->crypto;
 	struct {
 		struct dst_wire_hdr hdr;
 		struct dst_wire_welcome welcome;
-	} buf;
+	} *buf;
 	struct dst_msg m = {
 		.cmd = DST_CMD_HELLO | DST_CMD_REPLY,
 		.status = status,
 		.len = status ? 0 : DST_WELCOME_SIZE,
 	};
+	const u8 *tag;
+	int err;
 
-	dst_msg_encode(&buf.hdr, &m);
-	if (status)
-		return dst_sock_send(conn->sock, &buf.hdr, DST_HDR_SIZE, 0);
-	dst_welcome_encode(&buf.welcome, &conn->geo);
-	return dst_sock_send(conn->sock, &buf, sizeof(buf), 0);
+	/* On the heap: a scatterlist may point at the welcome. */
+	buf = kzalloc(sizeof(*buf), GFP_NOIO);
+	if (!buf)
+		return -ENOMEM;
+	dst_msg_encode(&buf->hdr, &m);
+	if (status) {
+		/* Refusals are never sealed: the client may have no keys. */
+		err = dst_sock_send(conn->sock, &buf->hdr, DST_HDR_SIZE, 0);
+		goto out;
+	}
+	dst_welcome_encode(&buf->welcome, &conn->geo);
+	if (!c) {
+		err = dst_sock_send(conn->sock, buf, sizeof(*buf), 0);
+		goto out;
+	}
+	/* The welcome is the first protected frame. */
+	sg_set_buf(dst_crypto_sg(c, true, 1), &buf->welcome, DST_WELCOME_SIZE);
+	tag = dst_crypto_seal(c, &buf->hdr, 1, DST_WELCOME_SIZE, true);
+	err = IS_ERR(tag) ? PTR_ERR(tag) :
+	      dst_sock_send(conn->sock, buf, sizeof(*buf), MSG_MORE);
+	if (!err)
+		err = dst_sock_send(conn->sock, tag, dst_crypto_tag_len(c), 0);
+out:
+	kfree(buf);
+	return err;
+}
+
+/*
+ * A keyed client's challenge and response (docs/protocol.md): prove the
+ * key, check the client's proof, and set up the session's keys.  @hello
+ * is the client's HELLO frame as received.  Returns 0, -EKEYREJECTED for
+ * a client that cannot prove the key, or another error.
+ */
+static int dst_sconn_auth(struct dst_sconn *conn, const void *hello,
+			  size_t hello_len, const u8 *cnonce)
+{
+	struct dst_node *node = conn->exp->node;
+	const struct dst_crypto_cfg *cfg = &node->cfg.crypto;
+	struct {
+		struct dst_wire_hdr hdr;
+		union {
+			struct dst_wire_challenge ch;
+			struct dst_wire_proof pr;
+		};
+		u8 cproof[DST_PROOF_LEN];
+	} *b;
+	struct dst_msg m = { .cmd = DST_CMD_AUTH, .len = DST_CHALLENGE_SIZE };
+	struct dst_crypto *c;
+	u8 snonce[DST_NONCE_LEN];
+	int err;
+
+	b = kzalloc(sizeof(*b), GFP_NOIO);
+	if (!b)
+		return -ENOMEM;
+	dst_crypto_nonce(snonce);
+	memcpy(b->ch.nonce, snonce, DST_NONCE_LEN);
+	err = dst_crypto_proofs(cfg, hello, hello_len, snonce, b->ch.proof,
+				b->cproof);
+	if (err)
+		goto out;
+	dst_msg_encode(&b->hdr, &m);
+	err = dst_sock_send(conn->sock, b, DST_HDR_SIZE + DST_CHALLENGE_SIZE, 0);
+	if (!err)
+		err = dst_sock_recv(conn->sock, &b->hdr, DST_HDR_SIZE);
+	if (err)
+		goto out;
+	if (dst_msg_decode(&b->hdr, &m) ||
+	    m.cmd != (DST_CMD_AUTH | DST_CMD_REPLY) ||
+	    m.len != DST_PROOF_SIZE || m.id || m.offset || m.status) {
+		pr_err("%s: %pISpc: not an AUTH reply; closing\n", node->name,
+		       &conn->peer);
+		err = -EPROTO;
+		goto out;
+	}
+	err = dst_sock_recv(conn->sock, &b->pr, DST_PROOF_SIZE);
+	if (err)
+		goto out;
+	if (!dst_crypto_proof_ok(b->pr.proof, b->cproof)) {
+		pr_warn_ratelimited("%s: %pISpc: refused: the client cannot prove the shared key\n",
+				    node->name, &conn->peer);
+		err = -EKEYREJECTED;
+		goto out;
+	}
+	c = dst_crypto_session(cfg, true, cnonce, snonce, conn->geo.max_io,
+			       false);
+	if (IS_ERR(c)) {
+		err = PTR_ERR(c);
+		pr_err("%s: %pISpc: cannot set up the session keys: %d\n",
+		       node->name, &conn->peer, err);
+		goto out;
+	}
+	conn->crypto = c;
+out:
+	memzero_explicit(snonce, sizeof(snonce));
+	kfree_sensitive(b);
+	return err;
 }
 
 static bool dst_export_slot_taken(struct dst_export *exp,
@@ -467,28 +601,40 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 {
 	struct dst_export *exp = conn->exp;
 	struct dst_node *node = exp->node;
-	struct dst_wire_hello w;
-	struct dst_wire_hdr hdr;
+	const struct dst_crypto_cfg *cfg = &node->cfg.crypto;
+	/* The HELLO as received, for the proofs of a keyed handshake. */
+	struct {
+		struct dst_wire_hdr hdr;
+		struct dst_wire_hello w;
+		struct dst_wire_hello_auth auth;
+	} f;
 	struct dst_geometry *g = &conn->geo;
+	char hash[DST_NAMELEN], cipher[DST_NAMELEN];
+	u8 cnonce[DST_NONCE_LEN];
 	struct dst_hello h;
 	struct dst_msg m;
 	u32 status = DST_ST_OK;
-	bool ro = false;
+	bool ro = false, keyed;
 	int err;
 
-	err = dst_sock_recv(conn->sock, &hdr, sizeof(hdr));
+	err = dst_sock_recv(conn->sock, &f.hdr, sizeof(f.hdr));
 	if (err)
 		return err;
-	if (dst_msg_decode(&hdr, &m) || m.cmd != DST_CMD_HELLO ||
-	    m.len != DST_HELLO_SIZE || m.id || m.offset || m.status) {
+	if (dst_msg_decode(&f.hdr, &m) || m.cmd != DST_CMD_HELLO ||
+	    (m.len != DST_HELLO_SIZE &&
+	     m.len != DST_HELLO_SIZE + DST_HELLO_AUTH_SIZE) ||
+	    m.id || m.offset || m.status) {
 		pr_err("%s: %pISpc: not a DST v%d HELLO; closing\n",
 		       node->name, &conn->peer, DST_PROTO_VERSION);
 		return -EPROTO;
 	}
-	err = dst_sock_recv(conn->sock, &w, sizeof(w));
+	err = dst_sock_recv(conn->sock, &f.w, m.len);
 	if (err)
 		return err;
-	if (dst_hello_decode(&w, &h)) {
+	keyed = m.len > DST_HELLO_SIZE;
+	if (dst_hello_decode(&f.w, &h) ||
+	    !(h.features & DST_FEAT_AUTH) != !keyed ||
+	    (keyed && dst_hello_auth_decode(&f.auth, cnonce, hash, cipher))) {
 		pr_err("%s: %pISpc: malformed HELLO; closing\n", node->name,
 		       &conn->peer);
 		return -EPROTO;
@@ -512,6 +658,20 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 		 (!h.nr_queues || !h.queue_depth ||
 		  (u32)h.nr_queues * h.queue_depth > DST_SRV_MAX_TAGS))
 		status = DST_ST_INVAL;
+	/* A key on one side only, or other algorithms: never a silent downgrade. */
+	else if (!keyed != !cfg->key_len) {
+		pr_warn_ratelimited("%s: %pISpc: refused: %s\n", node->name,
+				    &conn->peer, keyed ?
+				    "the client has a key and this export none" :
+				    "the client has no key and this export needs one");
+		status = DST_ST_AUTH;
+	} else if (keyed && (strcmp(hash, dst_crypto_hash_name(cfg)) ||
+			     strcmp(cipher, cfg->cipher))) {
+		pr_warn_ratelimited("%s: %pISpc: refused: the client uses hash '%s' cipher '%s', this export '%s' '%s'\n",
+				    node->name, &conn->peer, hash, cipher,
+				    dst_crypto_hash_name(cfg), cfg->cipher);
+		status = DST_ST_AUTH;
+	}
 	if (status == DST_ST_ACCESS) {
 		pr_warn_ratelimited("%s: %pISpc: refused: no access rule allows this address\n",
 				    node->name, &conn->peer);
@@ -519,8 +679,9 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 		return -EPERM;
 	}
 	if (status) {
-		pr_warn("%s: %pISpc: refused (export '%s'): status %u\n",
-			node->name, &conn->peer, h.export, status);
+		if (status != DST_ST_AUTH)
+			pr_warn("%s: %pISpc: refused (export '%s'): status %u\n",
+				node->name, &conn->peer, h.export, status);
 		dst_sconn_reply_hello(conn, status);
 		return -EPERM;
 	}
@@ -536,6 +697,15 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 		g->max_discard = 0;
 	if (!(g->features & DST_FEAT_WRITE_ZEROES))
 		g->max_write_zeroes = 0;
+	/* Only an authenticated client may fence a slot or cost memory. */
+	if (keyed) {
+		err = dst_sconn_auth(conn, &f, DST_HDR_SIZE + m.len, cnonce);
+		memzero_explicit(cnonce, sizeof(cnonce));
+		if (err == -EKEYREJECTED)
+			dst_sconn_reply_hello(conn, DST_ST_AUTH);
+		if (err)
+			return err == -EKEYREJECTED ? -EPERM : err;
+	}
 	if (h.session) {
 		conn->seen = kvcalloc((u32)h.nr_queues * h.queue_depth,
 				      sizeof(*conn->seen), GFP_KERNEL);
@@ -553,8 +723,9 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 	err = dst_sconn_reply_hello(conn, DST_ST_OK);
 	if (err)
 		return err;
-	pr_info("%s: client %pISpc attached%s\n", node->name, &conn->peer,
-		g->features & DST_FEAT_READ_ONLY ? " read-only" : "");
+	pr_info("%s: client %pISpc attached%s%s\n", node->name, &conn->peer,
+		g->features & DST_FEAT_READ_ONLY ? " read-only" : "",
+		conn->crypto ? ", authenticated" : "");
 	return 0;
 }
 
@@ -596,10 +767,12 @@ static void dst_sconn_hash(struct dst_sconn *conn, struct dst_io *io)
  * answered already and its reply is on its way in this same stream.
  * A new generation under a tag still running here is a new request after
  * the client gave up on the old one: it waits until the old one is done.
- * Returns 1 when @m was such a resend (its payload skipped), 0 to serve
+ * Returns 1 when @m was such a resend (its payload skipped, unless
+ * @payload_read: it was read to check its tag), 0 to serve
  * it, or an error that ends the connection.
  */
-static int dst_sconn_resend(struct dst_sconn *conn, const struct dst_msg *m)
+static int dst_sconn_resend(struct dst_sconn *conn, const struct dst_msg *m,
+			    bool payload_read)
 {
 	struct dst_node *node = conn->exp->node;
 	u16 gen, queue, tag, *seen = NULL;
@@ -616,6 +789,8 @@ static int dst_sconn_resend(struct dst_sconn *conn, const struct dst_msg *m)
 		seen = &conn->seen[queue * conn->queue_depth + tag];
 		if (gen && *seen == gen) {
 			atomic64_inc(&conn->exp->merged);
+			if (payload_read)
+				return 1;
 			dst_sconn_before_read(conn, dst_request_payload(m));
 			return dst_sock_discard(conn->sock,
 						dst_request_payload(m)) ?: 1;
@@ -623,10 +798,51 @@ static int dst_sconn_resend(struct dst_sconn *conn, const struct dst_msg *m)
 		*seen = gen;
 	}
 	if (!dst_sconn_tag_free(conn, key)) {
-		dst_send_replies(conn);
+		dst_sconn_flush_replies(conn);
 		wait_event(conn->wait, dst_sconn_tag_free(conn, key));
 	}
 	return 0;
+}
+
+/*
+ * Under session keys: read the rest of the frame -- a WRITE's data into
+ * @io's pages, then the tag -- and check it before anything is done
+ * with the request.  A frame that fails ends the connection.
+ */
+static int dst_sconn_open_request(struct dst_sconn *conn,
+				  const struct dst_wire_hdr *hdr,
+				  const struct dst_msg *m, struct dst_io *io)
+{
+	struct dst_crypto *c = conn->crypto;
+	u32 len = dst_request_payload(m);
+	struct scatterlist *sg;
+	unsigned int i;
+	int err;
+
+	dst_sconn_before_read(conn, len);
+	if (len) {
+		dst_io_alloc_pages(io, len);
+		for (i = 0; i < io->nr_pages; i++)
+			bvec_set_page(&io->bvecs[i], io->pages[i],
+				      min_t(u32, PAGE_SIZE,
+					    len - i * PAGE_SIZE), 0);
+		err = dst_sock_recv_bvecs(conn->sock, io->bvecs, io->nr_pages,
+					  len, 0);
+		if (err)
+			return err;
+	}
+	err = dst_sock_recv(conn->sock, dst_crypto_rx_tag(c),
+			    dst_crypto_tag_len(c));
+	if (err)
+		return err;
+	sg = dst_crypto_sg(c, false, io->nr_pages);
+	for (i = 0; i < io->nr_pages; i++)
+		sg_set_page(&sg[i], io->pages[i], io->bvecs[i].bv_len, 0);
+	err = dst_crypto_open(c, hdr, io->nr_pages, len);
+	if (err)
+		pr_err("%s: %pISpc: frame fails its integrity check (modified, replayed or out of order); closing\n",
+		       conn->exp->node->name, &conn->peer);
+	return err;
 }
 
 /*
@@ -654,23 +870,43 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 		       node->name, &conn->peer, why, m.cmd, m.len, m.offset);
 		return ret;
 	}
-	if (m.cmd == DST_CMD_BYE)
-		return 1;
+	/* Under session keys nothing is done with a frame before its tag. */
+	if (conn->crypto) {
+		int err;
+
+		io = dst_io_alloc(conn, &m);
+		err = dst_sconn_open_request(conn, hdr, &m, io);
+		if (err || m.cmd == DST_CMD_BYE) {
+			dst_io_free(io);
+			return err ?: 1;
+		}
+	} else {
+		io = NULL;
+		if (m.cmd == DST_CMD_BYE)
+			return 1;
+	}
 	if (!ret && m.cmd != DST_CMD_PING) {
-		ret = dst_sconn_resend(conn, &m);
-		if (ret)
+		ret = dst_sconn_resend(conn, &m, io);
+		if (ret) {
+			if (io)
+				dst_io_free(io);
 			return ret < 0 ? ret : 0;
+		}
 	}
 
-	io = dst_io_alloc(conn, &m);
+	if (!io)
+		io = dst_io_alloc(conn, &m);
 	if (ret > 0) {
 		/* Well formed but refused: skip its data, say why. */
 		io->m.status = ret;
-		dst_sconn_before_read(conn, dst_request_payload(&m));
-		ret = dst_sock_discard(conn->sock, dst_request_payload(&m));
-		if (ret) {
-			dst_io_free(io);
-			return ret;
+		if (!conn->crypto) {
+			dst_sconn_before_read(conn, dst_request_payload(&m));
+			ret = dst_sock_discard(conn->sock,
+					       dst_request_payload(&m));
+			if (ret) {
+				dst_io_free(io);
+				return ret;
+			}
 		}
 		dst_queue_reply(io);
 		return 0;
@@ -687,6 +923,8 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 		dst_io_alloc_pages(io, m.len);
 		break;
 	case DST_CMD_WRITE:
+		if (conn->crypto)
+			break;		/* read and checked already */
 		dst_io_alloc_pages(io, m.len);
 		for (i = 0; i < io->nr_pages; i++)
 			bvec_set_page(&io->bvecs[i], io->pages[i],
@@ -777,7 +1015,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	while (!err) {
 		/* Back-pressure: a client may not queue unbounded work. */
 		if (!dst_sconn_may_read(conn)) {
-			dst_send_replies(conn);
+			dst_sconn_flush_replies(conn);
 			wait_event(conn->wait, dst_sconn_may_read(conn));
 		}
 		err = dst_sconn_recv_request(conn);
@@ -794,14 +1032,14 @@ static void dst_sconn_recv_work(struct work_struct *work)
 			continue;
 		batch = 0;
 		if (dst_sconn_replies_pending(conn))
-			dst_send_replies(conn);
+			dst_sconn_flush_replies(conn);
 		/* About to wait for the client: wait where it sends from. */
 		if (!more && dst_sconn_follow(conn)) {
 			memalloc_noio_restore(noio);
 			return;
 		}
 	}
-	dst_send_replies(conn);
+	dst_sconn_flush_replies(conn);
 	if (err < 0 && err != -ECONNRESET && err != -EPERM &&
 	    !READ_ONCE(exp->stopping) && !READ_ONCE(conn->fenced))
 		pr_warn("%s: client %pISpc: connection error %d\n",
@@ -821,6 +1059,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 
 	pr_info("%s: client %pISpc detached\n", node->name, &conn->peer);
 	sock_release(conn->sock);
+	dst_crypto_free(conn->crypto);
 	kvfree(conn->seen);
 	kfree(conn);
 }
@@ -1016,6 +1255,8 @@ inval:
 
 static void dst_export_free(struct dst_export *exp)
 {
+	if (exp->crypto_wq)
+		destroy_workqueue(exp->crypto_wq);
 	if (exp->send_wq)
 		destroy_workqueue(exp->send_wq);
 	if (exp->recv_wq)
@@ -1084,6 +1325,16 @@ int dst_export_start(struct dst_node *node)
 	if (!exp->io_pool || !exp->page_pool || !exp->recv_wq ||
 	    !exp->send_wq || !exp->stats)
 		goto out;
+	if (node->cfg.crypto.key_len) {
+		int threads = dst_node_get_param(node, DST_P_CRYPTO_THREADS);
+
+		exp->crypto_wq = alloc_workqueue("dst-%s-crypto",
+						 WQ_MEM_RECLAIM | WQ_UNBOUND |
+						 WQ_HIGHPRI, threads,
+						 node->name);
+		if (!exp->crypto_wq)
+			goto out;
+	}
 
 	node->exp = exp;
 	err = dst_export_listen(exp);
@@ -1103,6 +1354,14 @@ int dst_export_start(struct dst_node *node)
 out:
 	dst_export_free(exp);
 	return err;
+}
+
+/* crypto_threads changed while enabled: the crypto workqueue's width. */
+void dst_export_set_crypto_threads(struct dst_node *node, int n)
+{
+	lockdep_assert_held(&node->lock);
+	if (node->exp && node->exp->crypto_wq)
+		workqueue_set_max_active(node->exp->crypto_wq, n);
 }
 
 /**

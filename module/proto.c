@@ -11,6 +11,7 @@
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/string.h>
+#include <asm/unaligned.h>
 
 #include "dst.h"
 
@@ -225,6 +226,7 @@ int dst_status_to_errno(u32 status)
 	case DST_ST_ACCESS:	return -EACCES;
 	case DST_ST_NOSPC:	return -ENOSPC;
 	case DST_ST_BUSY:	return -EBUSY;
+	case DST_ST_AUTH:	return -EKEYREJECTED;
 	default:		return -EIO;
 	}
 }
@@ -237,8 +239,41 @@ const char *dst_cmd_name(u8 cmd)
 		[DST_CMD_DISCARD] = "DISCARD",
 		[DST_CMD_WRITE_ZEROES] = "WRITE_ZEROES",
 		[DST_CMD_PING] = "PING", [DST_CMD_BYE] = "BYE",
+		[DST_CMD_AUTH] = "AUTH",
 	};
 	u8 c = cmd & ~DST_CMD_REPLY;
 
 	return c < DST_CMD_MAX && names[c] ? names[c] : "?";
+}
+
+/* The authentication part of a keyed HELLO. */
+void dst_hello_auth_encode(struct dst_wire_hello_auth *w, const u8 *nonce,
+			   const char *hash, const char *cipher)
+{
+	memset(w, 0, sizeof(*w));
+	memcpy(w->nonce, nonce, DST_NONCE_LEN);
+	strscpy_pad(w->hash, hash, sizeof(w->hash));
+	strscpy_pad(w->cipher, cipher, sizeof(w->cipher));
+}
+
+/* -EPROTO for names without their NUL. */
+int dst_hello_auth_decode(const struct dst_wire_hello_auth *w, u8 *nonce,
+			  char *hash, char *cipher)
+{
+	if (!memchr(w->hash, '\0', sizeof(w->hash)) ||
+	    !memchr(w->cipher, '\0', sizeof(w->cipher)))
+		return -EPROTO;
+	memcpy(nonce, w->nonce, DST_NONCE_LEN);
+	memcpy(hash, w->hash, sizeof(w->hash));
+	memcpy(cipher, w->cipher, sizeof(w->cipher));
+	return 0;
+}
+
+/*
+ * A frame's sequence number as the MAC and the AEAD nonce take it: 8
+ * bytes, big-endian, at @out.
+ */
+void dst_seq_encode(u8 *out, u64 seq)
+{
+	put_unaligned_be64(seq, out);
 }

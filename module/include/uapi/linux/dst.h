@@ -42,6 +42,7 @@ enum {
 	DST_CMD_WRITE_ZEROES	= 6,
 	DST_CMD_PING		= 7,	/* keepalive */
 	DST_CMD_BYE		= 8,	/* orderly close, no reply */
+	DST_CMD_AUTH		= 9,	/* handshake: server's challenge, client's proof */
 	DST_CMD_MAX
 };
 
@@ -64,6 +65,7 @@ enum {
 	DST_ST_ACCESS		= 7,	/* HELLO: refused by the access list */
 	DST_ST_NOSPC		= 8,	/* backing device out of space */
 	DST_ST_BUSY		= 9,	/* HELLO: export is shutting down */
+	DST_ST_AUTH		= 10,	/* HELLO: authentication needed or failed */
 	DST_ST_MAX
 };
 
@@ -93,7 +95,13 @@ struct dst_wire_hdr {
 #define DST_FEAT_FUA		0x04	/* DST_F_FUA honoured */
 #define DST_FEAT_DISCARD	0x08
 #define DST_FEAT_WRITE_ZEROES	0x10
-#define DST_FEAT_ALL		0x1f
+#define DST_FEAT_ALL		0x1f	/* the I/O features */
+/*
+ * Not in DST_FEAT_ALL: offered by a client with a key, which then sends
+ * struct dst_wire_hello_auth after struct dst_wire_hello; granted by an
+ * export with the same key, hash and cipher (docs/security.md).
+ */
+#define DST_FEAT_AUTH		0x20
 
 /* HELLO request payload, client to server: 64 bytes. */
 struct dst_wire_hello {
@@ -108,6 +116,33 @@ struct dst_wire_hello {
 	__be16	nr_queues;	/* ids use hardware queues 0..nr_queues-1 */
 	__be16	queue_depth;	/* ... and tags 0..queue_depth-1 */
 	__u8	reserved1[2];	/* zero */
+};
+
+/*
+ * Authenticated handshake (docs/protocol.md, docs/security.md).  A
+ * keyed client's HELLO carries this after struct dst_wire_hello (len =
+ * 64 + 128); the export answers with a DST_CMD_AUTH frame carrying
+ * struct dst_wire_challenge, the client with DST_CMD_AUTH | DST_CMD_REPLY
+ * carrying struct dst_wire_proof, and then the export's HELLO reply is
+ * the first protected frame.
+ */
+#define DST_NONCE_LEN		32
+#define DST_PROOF_LEN		64	/* digests shorter than this are zero-padded */
+
+struct dst_wire_hello_auth {
+	__u8	nonce[DST_NONCE_LEN];	/* the client's, random, fresh */
+	char	hash[DST_NAMELEN];	/* keyed hash, NUL-padded */
+	char	cipher[DST_NAMELEN];	/* AEAD, or "" for none */
+	__u8	reserved[32];		/* zero */
+};
+
+struct dst_wire_challenge {
+	__u8	nonce[DST_NONCE_LEN];	/* the server's, random, fresh */
+	__u8	proof[DST_PROOF_LEN];	/* the server's proof of the key */
+};
+
+struct dst_wire_proof {
+	__u8	proof[DST_PROOF_LEN];	/* the client's proof of the key */
 };
 
 /* HELLO reply payload, server to client: 64 bytes. */
