@@ -286,16 +286,21 @@ static int dst_cn_security(const struct dst_ctl *ctl, struct dst_node *node,
 }
 
 /*
- * DST_CRYPTO is checked in full -- the length against both key sizes,
- * without overflow -- but frame integrity and encryption are not built
- * yet (docs/security.md), so a valid request is refused with
- * -EOPNOTSUPP rather than accepted and ignored.  The keys are wiped
- * from the message either way.
+ * DST_CRYPTO: hash, cipher, the shared key and crypto_threads.  The
+ * original had a key per algorithm; DST has one shared key, so the
+ * message may carry it as the hash key, the cipher key, or both (then
+ * equal).  No key leaves the node's key as it is; an empty name clears
+ * that algorithm.  Everything is checked before anything is set, so a
+ * refusal changes nothing; the keys are wiped from the message either
+ * way.
  */
 static int dst_cn_crypto(const struct dst_ctl *ctl, struct dst_node *node,
 			 void *data, size_t size)
 {
 	struct dst_crypto_ctl *c = data;
+	const u8 *hkey = (const u8 *)(c + 1), *ckey;
+	unsigned int klen;
+	const u8 *key;
 	size_t total;
 	int err;
 
@@ -319,13 +324,43 @@ static int dst_cn_crypto(const struct dst_ctl *ctl, struct dst_node *node,
 	if (!dst_cn_str_ok(c->cipher_algo, sizeof(c->cipher_algo)) ||
 	    !dst_cn_str_ok(c->hash_algo, sizeof(c->hash_algo)) ||
 	    c->crypto_attached_size || c->thread_num < 0 ||
-	    c->thread_num > DST_CN_THREADS_MAX) {
+	    c->thread_num > DST_CN_THREADS_MAX ||
+	    (c->thread_num && node->role != DST_ROLE_EXPORT)) {
 		err = dst_cn_refuse(-EINVAL, "%s: CRYPTO fields out of range",
 				    ctl->name);
 		goto wipe;
 	}
-	err = dst_cn_refuse(-EOPNOTSUPP, "%s: frame hashing and encryption are not available yet",
-			    node->name);
+	ckey = hkey + c->hash_keysize;
+	key = c->hash_keysize ? hkey : ckey;
+	klen = c->hash_keysize ?: c->cipher_keysize;
+	if (c->hash_keysize && c->cipher_keysize &&
+	    (c->hash_keysize != c->cipher_keysize ||
+	     memcmp(hkey, ckey, klen))) {
+		err = dst_cn_refuse(-EINVAL,
+				    "%s: one shared key: hash and cipher keys differ",
+				    ctl->name);
+		goto wipe;
+	}
+	if (klen && klen < DST_KEY_MIN) {
+		err = dst_cn_refuse(-EINVAL, "%s: a key of %u bytes, at least %d",
+				    ctl->name, klen, DST_KEY_MIN);
+		goto wipe;
+	}
+	/* The names first: they are the checks that can fail. */
+	err = c->hash_algo[0] ? dst_crypto_check_hash(c->hash_algo) : 0;
+	if (!err && c->cipher_algo[0])
+		err = dst_crypto_check_cipher(c->cipher_algo);
+	if (err)
+		goto wipe;
+	/* EBUSY (enabled) can only come from the first, changing nothing. */
+	err = dst_node_set_hash(node, c->hash_algo);
+	if (!err)
+		err = dst_node_set_cipher(node, c->cipher_algo);
+	if (!err && klen)
+		err = dst_node_set_key(node, key, klen);
+	if (!err && c->thread_num)
+		err = dst_node_set_param(node, DST_P_CRYPTO_THREADS,
+					 c->thread_num);
 wipe:
 	memzero_explicit(c + 1, size - sizeof(*c));
 	return err;

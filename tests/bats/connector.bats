@@ -151,9 +151,10 @@ raw_is() {
 	raw_is valid-export e EEXIST
 	[ "$(ls "$DST_CFS/exports")" = e ]
 
-	# DST_CRYPTO is checked in full, then refused: not built yet
-	raw_is valid-crypto e EOPNOTSUPP
-	dmesg | grep -q 'e: frame hashing and encryption are not available yet'
+	# a good DST_CRYPTO sets the hash and the key (never shown)
+	raw_is valid-crypto e OK
+	[ "$(cat "$DST_CFS/exports/e/hash")" = 'hmac(sha256)' ]
+	[ "$(cat "$DST_CFS/exports/e/key")" = set ]
 
 	# and the module keeps serving: a good rule, then removal
 	raw_is valid-security e OK
