@@ -88,7 +88,7 @@ allow1 fd99::/64 ro"
 	assert_output "saved 7 entries to $conf"
 	grep -qx 'acl e2 all6 ::/0 ro' "$conf"
 	grep -q '^remote r1 addr=127.0.0.1:7000 export=e1 .*connections=2 .*fail_timeout_s=-1 .*enable=1$' "$conf"
-	grep -q '^export e2 device=/dev/ram1 .*size=1048576 read_only=1 enable=0$' "$conf"
+	grep -q '^export e2 device=/dev/ram1 .*size=1048576 read_only=1 .*enable=0$' "$conf"
 
 	"$DSTCTL" detach --all
 	no_nodes
@@ -107,6 +107,51 @@ allow1 fd99::/64 ro"
 	assert_output --partial "node 'e1' already exists"
 	cfg_dump > "$BATS_TEST_TMPDIR/again"
 	diff -u "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/again"
+}
+
+@test "keyed export and attach through dstctl; save refers to the key, never holds it" {
+	local keys=$BATS_TEST_TMPDIR/keys conf=$BATS_TEST_TMPDIR/dst.conf
+	local hex=00112233445566778899aabbccddeeff0123456789abcdeffedcba9876543210
+	mkdir -m 700 "$keys"
+	echo "$hex" > "$keys/e1.key"
+	echo "$hex" > "$keys/r1.key"
+	"$DSTCTL" export e1 /dev/ram0 127.0.0.1:7000 --allow 127.0.0.0/8 \
+		--hash 'hmac(sha256)' --cipher 'gcm(aes)' --key-file "$keys/e1.key"
+	"$DSTCTL" crypto e1 --threads 2
+	[ "$(cat "$DST_CFS/exports/e1/crypto_threads")" = 2 ]
+	run "$DSTCTL" attach r1 127.0.0.1:7000 --export e1 --hash 'hmac(sha256)' \
+		--cipher 'gcm(aes)' --key-file "$keys/r1.key"
+	assert_success
+	dev=${output#r1: }
+	wait_for 10 test -b "$dev"
+	[ "$(cat "$DST_CFS/remotes/r1/key")" = set ]
+	[ "$(checksum "$dev" 0 $((64 << 20)))" = "$BRD_SUM" ]
+	run "$DSTCTL" status r1
+	assert_line 'key: set'
+	refute_output --partial "$hex"
+
+	DSTCTL_KEYDIR=$keys run "$DSTCTL" save "$conf"
+	assert_success
+	grep -q "^export e1 .*hash=hmac(sha256) cipher=gcm(aes) .*key_file=$keys/e1.key" "$conf"
+	grep -q "^remote r1 .*key_file=$keys/r1.key" "$conf"
+	run grep -c "$hex" "$conf"
+	assert_output 0
+	"$DSTCTL" detach --all
+	no_nodes
+	DSTCTL_KEYDIR=$keys run "$DSTCTL" restore "$conf"
+	assert_success
+	wait_for 10 test -b "$dev"
+	[ "$(checksum "$dev" 0 $((64 << 20)))" = "$BRD_SUM" ]
+	[ "$(cat "$DST_CFS/remotes/r1/cipher")" = 'gcm(aes)' ]
+
+	# the wrong key: the server refuses, attach fails, nothing is left
+	echo "ff${hex#??}" > "$BATS_TEST_TMPDIR/bad.key"
+	run "$DSTCTL" attach r2 127.0.0.1:7000 --export e1 --hash 'hmac(sha256)' \
+		--cipher 'gcm(aes)' --key-file "$BATS_TEST_TMPDIR/bad.key"
+	assert_failure 1
+	assert_output --partial 'nothing was left configured'
+	refute_output --partial "${hex#??}"
+	[ ! -e "$DST_CFS/remotes/r2" ]
 }
 
 @test "bad arguments: a message, a non-zero exit, nothing made" {
@@ -152,6 +197,10 @@ allow1 fd99::/64 ro"
 		2|acl frob e1
 		2|crypto r1
 		1|crypto r1 --key-file /nonexistent
+		2|export e1 /dev/ram0 10.0.0.1:7000 --hash
+		1|export e1 /dev/ram0 10.0.0.1:7000 --key-file /nonexistent
+		1|attach r1 10.0.0.1:7000 --key-file /nonexistent
+		2|attach r1 10.0.0.1:7000 --set key=00112233445566778899aabbccddeeff
 		1|restore /nonexistent/dst.conf
 		2|save a b
 	EOF
@@ -187,10 +236,11 @@ allow1 fd99::/64 ro"
 	run "$DSTCTL" attach r2 127.0.0.1:7000 --set nosuch=1
 	assert_failure 1
 	assert_output --partial "no attribute 'nosuch'"
-	# a crypto request this module cannot honour
-	run "$DSTCTL" crypto e1 --hash 'hmac(sha256)'
+	# an algorithm the kernel does not have: refused, nothing set
+	run "$DSTCTL" crypto e1 --hash nosuchhash
 	assert_failure 1
-	assert_output --partial 'no frame hashing or encryption yet'
+	assert_output --partial "kernel: hash 'nosuchhash' is not available"
+	[ "$(cat "$DST_CFS/exports/e1/hash")" = "" ]
 
 	# a restore failing on its second export removes the first too
 	printf '%s\n' 'export e4 device=/dev/ram1 addr=127.0.0.1:7004 enable=1' \
