@@ -72,15 +72,24 @@ if getargbool 0 rd.dst.ro; then
     set_attr read_only 1 "rd.dst.ro"
 fi
 
-# Frame hashing and encryption: only a module that has them has these.
+# The shared key (authentication), then frame hashing and encryption.
+# A key in the initramfs (module-setup.sh's dst_key_file) is used
+# whenever it is there; rd.dst.key= names another file.  Hash or cipher
+# without a key would be refused by the module at enable: say why here.
 hash=$(getarg rd.dst.hash=)
 cipher=$(getarg rd.dst.cipher=)
-if [ -n "$hash$cipher" ]; then
-    [ -e "$node/hash" ] || die "dst: rd.dst.hash/rd.dst.cipher given, but this dst module has no frame hashing or encryption"
-    keyfile=$(getarg rd.dst.key=)
-    keyfile=${keyfile:-/etc/dst/root.key}
-    [ -r "$keyfile" ] || die "dst: no key file $keyfile in the initramfs (see docs/root-on-dst.md)"
-    set_attr key "$(cat "$keyfile")" "key from $keyfile"
+keyfile=$(getarg rd.dst.key=)
+if [ -z "$keyfile" ] && [ -e /etc/dst/root.key ]; then
+    keyfile=/etc/dst/root.key
+fi
+if [ -n "$hash$cipher$keyfile" ]; then
+    [ -e "$node/key" ] || die "dst: a key, rd.dst.hash or rd.dst.cipher given, but this dst module has no authentication or encryption"
+    [ -n "$keyfile" ] || die "dst: rd.dst.hash/rd.dst.cipher need a key: no /etc/dst/root.key in the initramfs and no rd.dst.key= (see docs/root-on-dst.md)"
+    [ -r "$keyfile" ] || die "dst: cannot read the key file $keyfile in the initramfs (see docs/root-on-dst.md)"
+    # Not set_attr: an error must not print the key.
+    if ! (printf '%s\n' "$(cat "$keyfile")" > "$node/key") 2> /dev/null; then
+        die "dst: the key in $keyfile is refused (kernel: $(kernel_reason))"
+    fi
     [ -z "$hash" ] || set_attr hash "$hash" "rd.dst.hash=$hash"
     [ -z "$cipher" ] || set_attr cipher "$cipher" "rd.dst.cipher=$cipher"
 fi

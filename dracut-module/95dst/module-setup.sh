@@ -39,13 +39,21 @@ depends() {
 
 # called by dracut
 installkernel() {
-    local _alg _tok
+    local _alg _tok _m
     instmods dst
     # hmac(sha256) needs crypto-hmac and crypto-sha256, gcm(aes) needs
     # crypto-gcm and crypto-aes: module aliases the crypto API asks for.
+    # A template also asks for what it is built from at run time: gcm
+    # for ghash and ctr, ccm for ctr and cbcmac.
     for _alg in ${dst_hash:-} ${dst_cipher:-} ${DST_HASH:-} ${DST_CIPHER:-}; do
         for _tok in ${_alg//[(),]/ }; do
-            hostonly='' instmods -o "crypto-$_tok"
+            case $_tok in
+                gcm | rfc4106) _tok="$_tok ghash ctr" ;;
+                ccm | rfc4309) _tok="$_tok ctr cbcmac" ;;
+            esac
+            for _m in $_tok; do
+                hostonly='' instmods -o "crypto-$_m"
+            done
         done
     done
 }

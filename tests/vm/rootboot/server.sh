@@ -5,8 +5,11 @@
 # written 40 times, disable the export for 3 s and enable it again (B,
 # booted with fail_timeout_s=-1, must wait and carry on), then serve
 # until stop.  The host creates $DST_RESULTS/stop when B is done.
+# KEYFILE, if given: the export takes that shared key, hmac(sha256) and
+# gcm(aes), as B's initramfs does.
 set -eu
 mode=${1:-plain}
+keyfile=${2:-}
 top=${DST_TOP:?}
 cfs=/sys/kernel/config
 exp=$cfs/dst/exports/root
@@ -27,8 +30,13 @@ echo 10.99.0.1:7000 > "$exp/addr"
 mkdir "$exp/acl/net"
 echo 10.99.0.0/24 > "$exp/acl/net/addr"
 echo rw > "$exp/acl/net/perm"
+if [ -n "$keyfile" ]; then
+	cat "$keyfile" > "$exp/key"
+	echo 'hmac(sha256)' > "$exp/hash"
+	echo 'gcm(aes)' > "$exp/cipher"
+fi
 echo 1 > "$exp/enable"
-echo "server: exporting /dev/vda as root on 10.99.0.1:7000"
+echo "server: exporting /dev/vda as root on 10.99.0.1:7000${keyfile:+, keyed}"
 : > "$DST_RESULTS/ready"
 
 stat() { sed -n "s/^$1 //p" "$exp/stats"; }
