@@ -17,7 +17,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 UAPI := module/include/uapi
 CFLAGS_TOOLS := -Wall -Wextra -Werror -O2 -I$(UAPI)
 
-TOOLS := build/sbin/dst-cn
+TOOLS := build/sbin/dst-cn build/tests/dst-rawwrite
 PREFIX ?= /usr
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
@@ -41,6 +41,11 @@ tools: $(TOOLS)
 
 build/sbin/%: configfs-scripts/%.c $(UAPI)/linux/dst.h
 	mkdir -p build/sbin
+	$(CC) $(CFLAGS_TOOLS) -o $@ $<
+
+# Test clients (not installed).
+build/tests/%: tests/proto/%.c $(UAPI)/linux/dst.h
+	mkdir -p build/tests
 	$(CC) $(CFLAGS_TOOLS) -o $@ $<
 
 check: module tools

@@ -144,21 +144,21 @@ new_remote() {
 @test "a WRITE sent anyway on a ro connection is refused by the server" {
 	dst_export e1 /dev/ram0 "$SRV"
 	acl_rule e1 ro 10.99.0.0/24 ro
-	in_ns dst-cli python3 - "$DST_TOP/tests/proto" <<'EOF'
-import sys
-sys.path.insert(0, sys.argv[1])
-import dstwire as w
-
-c = w.Client("10.99.0.1", 7000, "e1")
-assert c.geometry["features"] & 0x1, c.geometry   # READ_ONLY granted
-# The raw client ignores that and writes: the server says PERM (2).
-c.write(0, b"X" * 65536, w.make_id(gen=1, tag=1))
-h = c.reply()
-assert h["status"] == 2, h
-# The connection goes on: a read still works, and returns the pattern.
-c.read(0, 4096, w.make_id(gen=1, tag=2))
-h = c.reply()
-assert h["status"] == 0 and h["data"] != b"X" * 4096, h
-EOF
-	[ "$(checksum /dev/ram0 0 $((64 << 20)))" = "$BRD_SUM" ]
+	# tests/proto/dst-rawwrite.c: HELLO, then a WRITE whatever was granted.
+	run in_ns dst-cli "$DST_TOP/build/tests/dst-rawwrite" 10.99.0.1 7000 e1 0 65536
+	assert_success
+	# READ_ONLY (0x1) granted; the WRITE gets PERM (2); the connection
+	# goes on and a READ returns what was there, not the write's bytes.
+	assert_line --regexp '^welcome features=0x[0-9a-f]*[13579bdf] size=67108864$'
+	assert_line 'write status=2'
+	assert_line 'read status=0 same_as_written=0'
+	# ... and the same client on a rw rule does write: the test can fail.
+	acl_rule e1 rw 10.99.0.2 rw
+	run in_ns dst-cli "$DST_TOP/build/tests/dst-rawwrite" 10.99.0.1 7000 e1 1048576 4096
+	assert_success
+	assert_line 'write status=0'
+	assert_line 'read status=0 same_as_written=1'
+	# The refused WRITE left the first MiB as it was; the second landed.
+	[ "$(checksum /dev/ram0 0 $((1 << 20)))" = "$(head -c $((1 << 20)) /run/dst-patterns/dst-64 | sha256sum | cut -d' ' -f1)" ]
+	[ "$(checksum /dev/ram0 $((1 << 20)) 4096)" = "$(head -c 4096 /dev/zero | tr '\0' X | sha256sum | cut -d' ' -f1)" ]
 }
