@@ -1,6 +1,7 @@
 #!/bin/sh
 # The benchmark's guest half (tests/bench/run boots the guest): the same
-# 256 MiB brd served by DST (1, 2 and 4 connections), NBD (nbd-server)
+# 256 MiB brd served by DST (1, 2 and 4 connections; 2 with hmac(sha256)
+# frames, and with hmac(sha256) + gcm(aes)), NBD (nbd-server)
 # and NVMe/TCP (nvmet), all over 127.0.0.1, and used raw, with the same
 # four fio jobs in the same order.  One "target job iops MiB/s" line per
 # run goes to $DST_RESULTS/bench.txt; versions to bench.versions.
@@ -12,7 +13,7 @@ cfs=/sys/kernel/config
 runtime=${DST_BENCH_RUNTIME:-8}
 ramp=${DST_BENCH_RAMP:-2}
 # Subsets, for profiling one target: DST_BENCH_TARGETS="dst" DST_BENCH_CONNS=1
-targets=${DST_BENCH_TARGETS:-raw dst nbd nvme}
+targets=${DST_BENCH_TARGETS:-raw dst dst-crypto nbd nvme}
 conns=${DST_BENCH_CONNS:-1 2 4}
 work=/tmp/bench
 mkdir -p "$work"
@@ -71,8 +72,6 @@ fio --name=fill --filename=/dev/ram0 --rw=write --bs=1M --direct=1 \
 {
 	echo "kernel $(uname -r)"
 	echo "fio $(fio --version)"
-	echo "nbd-server $(dpkg-query -W -f='${Version}' nbd-server)"
-	echo "nvme-cli $(dpkg-query -W -f='${Version}' nvme-cli)"
 	echo "qemu $(cat /sys/firmware/qemu_fw_cfg/rev 2>/dev/null || echo tcg)"
 	echo "cpus $(nproc)"
 	echo "date $(date -u +%Y-%m-%d)"
@@ -88,29 +87,55 @@ say "raw brd"
 measure raw /dev/ram0
 fi
 
+# dst_run LABEL CONNECTIONS [HASH [CIPHER]]: one DST export and remote
+# pair over 127.0.0.1, measured as LABEL; a hash or cipher comes with a
+# shared key on both ends.
+dst_run() {
+	label=$1 n=$2 hash=${3:-} cipher=${4:-}
+	e=$cfs/dst/exports/bench r=$cfs/dst/remotes/r
+	key=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+	say "DST $label"
+	mkdir $e
+	echo /dev/ram0 > $e/device
+	echo 127.0.0.1:7000 > $e/addr
+	mkdir $e/acl/local
+	echo 127.0.0.0/8 > $e/acl/local/addr
+	echo rw > $e/acl/local/perm
+	mkdir $r
+	echo 127.0.0.1:7000 > $r/addr
+	echo bench > $r/export
+	echo "$n" > $r/connections
+	if [ -n "$hash$cipher" ]; then
+		for d in $e $r; do
+			echo $key > "$d/key"
+			echo "$hash" > "$d/hash"
+			echo "$cipher" > "$d/cipher"
+		done
+	fi
+	echo 1 > $e/enable
+	echo 1 > $r/enable
+	dev=/dev/$(cut -d' ' -f1 $r/device)
+	wait_dev "$dev"
+	measure "$label" "$dev"
+	cat $r/stats > "$out/$label.stats"
+	rmdir $r
+	rmdir $e/acl/local $e
+}
+
 if want dst; then
 insmod "$top/module/dst.ko"
 for n in $conns; do
-	say "DST, $n connection(s)"
-	mkdir $cfs/dst/exports/bench
-	echo /dev/ram0 > $cfs/dst/exports/bench/device
-	echo 127.0.0.1:7000 > $cfs/dst/exports/bench/addr
-	mkdir $cfs/dst/exports/bench/acl/local
-	echo 127.0.0.0/8 > $cfs/dst/exports/bench/acl/local/addr
-	echo rw > $cfs/dst/exports/bench/acl/local/perm
-	echo 1 > $cfs/dst/exports/bench/enable
-	mkdir $cfs/dst/remotes/r
-	echo 127.0.0.1:7000 > $cfs/dst/remotes/r/addr
-	echo bench > $cfs/dst/remotes/r/export
-	echo "$n" > $cfs/dst/remotes/r/connections
-	echo 1 > $cfs/dst/remotes/r/enable
-	dev=/dev/$(cut -d' ' -f1 $cfs/dst/remotes/r/device)
-	wait_dev "$dev"
-	measure "dst-$n" "$dev"
-	cat $cfs/dst/remotes/r/stats > "$out/dst-$n.stats"
-	rmdir $cfs/dst/remotes/r
-	rmdir $cfs/dst/exports/bench/acl/local $cfs/dst/exports/bench
+	dst_run "dst-$n" "$n"
 done
+rmmod dst
+fi
+
+# The same with every frame authenticated, then also encrypted (2
+# connections, so both vCPUs hash).
+if want dst-crypto; then
+insmod "$top/module/dst.ko"
+dst_run dst-hmac 2 'hmac(sha256)'
+dst_run dst-gcm 2 'hmac(sha256)' 'gcm(aes)'
 rmmod dst
 fi
 

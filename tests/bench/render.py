@@ -15,6 +15,7 @@ JOBS = [("randread-4k-qd32", "4k randread QD32", "IOPS"),
         ("randread-4k-qd1", "4k randread QD1", "IOPS")]
 TARGETS = [("raw", "raw brd"), ("dst-1", "DST 1 conn"),
            ("dst-2", "DST 2 conns"), ("dst-4", "DST 4 conns"),
+           ("dst-hmac", "DST 2 conns hmac"), ("dst-gcm", "DST 2 conns hmac+gcm"),
            ("nbd", "NBD"), ("nvme-tcp", "NVMe/TCP")]
 DSTS = [t for t in TARGETS if t[0].startswith("dst")]
 
@@ -83,7 +84,7 @@ def chart(vals, png, workdir):
                 for t, _ in TARGETS[1:]) + "\n")
     cols = len(TARGETS) - 1
     script = """
-set terminal pngcairo size 900,480 noenhanced
+set terminal pngcairo size 1200,500 noenhanced
 set output '%s'
 set title 'DST, NBD and NVMe/TCP relative to NVMe/TCP (1.0), same guest, same brd'
 set style data histograms
@@ -91,7 +92,7 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set yrange [0:*]
 set ylabel 'throughput / NVMe/TCP'
-set key top left
+set key outside right top
 set grid ytics
 plot for [i=2:%d] '%s' using i:xtic(1) title columnheader(i)
 """ % (png, cols + 1, dat)
