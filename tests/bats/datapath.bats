@@ -34,7 +34,7 @@ teardown() {
 	[ "$(checksum $DST_DEV 0 $((64 << 20)))" = "$BRD_SUM" ]
 
 	pattern_file "$BATS_TEST_TMPDIR/p" 64 other
-	want=$(sha256sum < "$BATS_TEST_TMPDIR/p" | cut -d' ' -f1)
+	want=$(digest < "$BATS_TEST_TMPDIR/p")
 	dd if="$BATS_TEST_TMPDIR/p" of="$DST_DEV" bs=1M oflag=direct status=none
 	[ "$(checksum /dev/ram0 0 $((64 << 20)))" = "$want" ]
 	[ "$(checksum $DST_DEV 0 $((64 << 20)))" = "$want" ]
