@@ -64,14 +64,15 @@ struct dst_rconn {
 	bool live;		/* frames may be sent; cleared by the rx loop */
 	bool corked;		/* the last frame went with MSG_MORE */
 	u32 epoch;		/* incarnation, for orphans and resends */
-	struct mutex sock_lock;	/* sock pointer vs. shutdown; killed */
+	struct mutex sock_lock;	/* sock pointer vs. shutdown */
 	struct socket *sock;
 	/* The socket's session keys, or NULL; they come and go with it. */
 	struct dst_crypto *crypto;
-	bool killed;		/* shut down: the rx loop must not requeue */
 	unsigned long last_rx;	/* jiffies of the last sign of life */
 	u64 ka_progress;	/* TCP progress seen by the keepalive */
+	/* Runs while the socket has input, where it arrives (conn.c). */
 	struct work_struct recv_work;
+	struct dst_sock_watch watch;
 };
 
 struct dst_remote {
@@ -121,13 +122,13 @@ static const char *dst_rem_name(struct dst_remote *rem)
 
 /*
  * Take a connection out of service: its socket is shut down, so sends
- * fail and its receive loop returns, which does the rest (see
- * dst_rconn_down()).  Any context that may sleep; idempotent.
+ * fail, and the watch runs the receive loop, which reads the end of the
+ * stream and does the rest (see dst_rconn_down()).  Any context that may
+ * sleep; idempotent.
  */
 static void dst_rconn_kill(struct dst_rconn *conn)
 {
 	mutex_lock(&conn->sock_lock);
-	conn->killed = true;
 	if (conn->sock)
 		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
 	mutex_unlock(&conn->sock_lock);
@@ -607,7 +608,7 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct request *rq = bd->rq;
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	struct dst_msg m = { };
-	bool resend = false;
+	bool resend = false, answered;
 	blk_status_t ret;
 	int err;
 
@@ -718,10 +719,12 @@ send:
 			     !bd->last && conn == hctx->driver_data);
 	mutex_lock(&cmd->lock);
 	clear_bit(DST_CMD_SENDING, &cmd->flags);
-	if (test_and_clear_bit(DST_CMD_ANSWERED, &cmd->flags))
-		blk_mq_complete_request(rq);
+	answered = test_and_clear_bit(DST_CMD_ANSWERED, &cmd->flags);
 	mutex_unlock(&cmd->lock);
 	mutex_unlock(&conn->tx_lock);
+	/* Answered while it was being sent (a fast server): ours to end. */
+	if (answered)
+		dst_trans_complete(rq);
 	if (err) {
 		if (!READ_ONCE(rem->stopping))
 			pr_warn("%s: send on connection %d failed: %d\n",
@@ -955,7 +958,7 @@ static int dst_recv_reply(struct dst_rconn *conn)
 	struct dst_crypto *c = conn->crypto;
 	struct dst_wire_hdr hdr;
 	const char *why = NULL;
-	bool data;
+	bool data, done;
 	struct request *rq;
 	struct dst_cmd *cmd;
 	struct dst_msg m;
@@ -1043,10 +1046,14 @@ static int dst_recv_reply(struct dst_rconn *conn)
 		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
 		cmd->status = dst_status_to_blk(m.status);
 		set_bit(DST_CMD_ANSWERED, &cmd->flags);
-	} else {
-		dst_trans_finish(rq, dst_status_to_blk(m.status));
+		mutex_unlock(&cmd->lock);
+		return 0;
 	}
+	/* Ours once taken: completed without holding up the next user. */
+	done = dst_trans_take(rq, dst_status_to_blk(m.status));
 	mutex_unlock(&cmd->lock);
+	if (done)
+		dst_trans_complete(rq);
 	return 0;
 
 proto:
@@ -1058,44 +1065,35 @@ proto:
 static void dst_rconn_down(struct dst_rconn *conn, int err);
 
 /*
- * Run the receive loop on the CPU where the server's frames come in
- * (sk_incoming_cpu), as nvme-tcp runs its io_work on the queue's CPU:
- * the reply then completes on that CPU without waking a worker on
- * another one.  Not once the connection is being killed: whoever killed
- * it flushes the work and must see its last run.  Called between frames;
- * true if requeued.
+ * The receive loop: replies while there are any, then back to the
+ * watch, which queues it again on the CPU where the server's next frame
+ * arrives (conn.c), so the reply completes there without waking a
+ * worker on another CPU.  A frame that is half there is waited for.
  */
-static bool dst_rconn_follow(struct dst_rconn *conn)
-{
-	int cpu = READ_ONCE(conn->sock->sk->sk_incoming_cpu);
-	bool moved = false;
-
-	if (cpu < 0 || cpu == raw_smp_processor_id() || !cpu_online(cpu))
-		return false;
-	mutex_lock(&conn->sock_lock);
-	if (!conn->killed)
-		moved = queue_work_on(cpu, conn->rem->wq, &conn->recv_work);
-	mutex_unlock(&conn->sock_lock);
-	return moved;
-}
-
 static void dst_recv_work(struct work_struct *work)
 {
 	struct dst_rconn *conn = container_of(work, struct dst_rconn,
 					      recv_work);
-	unsigned int noio = memalloc_noio_save();
+	unsigned int noio;
 	int err;
 
-	do {
+	/*
+	 * Queued through a socket whose loop already ended: nothing to do
+	 * until dst_rconn_up() installs the next one (and publishes it
+	 * with live).
+	 */
+	if (!smp_load_acquire(&conn->live))
+		return;
+	/*
+	 * Queued for bytes an earlier run already read: return rather than
+	 * wait for the next frame here, where it may not arrive.
+	 */
+	noio = memalloc_noio_save();
+	err = 0;
+	while (!err && !dst_sock_idle(conn->sock))
 		err = dst_recv_reply(conn);
-		/* About to wait for the server: wait where it sends from. */
-		if (!err && !dst_sock_has_input(conn->sock, 1) &&
-		    dst_rconn_follow(conn)) {
-			memalloc_noio_restore(noio);
-			return;
-		}
-	} while (!err);
-	dst_rconn_down(conn, err);
+	if (err)
+		dst_rconn_down(conn, err);
 	memalloc_noio_restore(noio);
 }
 
@@ -1115,7 +1113,7 @@ static void dst_rconn_down(struct dst_rconn *conn, int err)
 
 	dst_rconn_kill(conn);
 	mutex_lock(&conn->tx_lock);
-	conn->live = false;
+	WRITE_ONCE(conn->live, false);
 	mutex_unlock(&conn->tx_lock);
 	orphans = dst_trans_orphan(&rem->set, conn->idx);
 
@@ -1157,16 +1155,19 @@ static void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 	old_crypto = conn->crypto;
 	conn->sock = sock;
 	conn->crypto = crypto;
-	conn->killed = false;
 	mutex_unlock(&conn->sock_lock);
-	if (old)
+	if (old) {
+		dst_sock_unwatch(old, &conn->watch);
 		sock_release(old);
+	}
 	dst_crypto_free(old_crypto);
 
 	WRITE_ONCE(conn->last_rx, jiffies);
+	dst_sock_watch(sock, &conn->watch, rem->wq, &conn->recv_work);
 	mutex_lock(&conn->tx_lock);
 	conn->epoch++;
-	conn->live = true;
+	/* A stale run of the receive loop that sees live sees this sock. */
+	smp_store_release(&conn->live, true);
 	mutex_unlock(&conn->tx_lock);
 	queue_work(rem->wq, &conn->recv_work);
 
@@ -1344,9 +1345,13 @@ static void dst_remote_free(struct dst_remote *rem)
 	int i;
 
 	for (i = 0; i < rem->nr_conns; i++) {
-		if (rem->conns[i].sock)
-			sock_release(rem->conns[i].sock);
-		dst_crypto_free(rem->conns[i].crypto);
+		struct dst_rconn *conn = &rem->conns[i];
+
+		if (conn->sock) {
+			dst_sock_unwatch(conn->sock, &conn->watch);
+			sock_release(conn->sock);
+		}
+		dst_crypto_free(conn->crypto);
 	}
 	if (rem->wq)
 		destroy_workqueue(rem->wq);
@@ -1576,7 +1581,7 @@ int dst_remote_start(struct dst_node *node)
 							       DST_P_QUEUE_DEPTH));
 	if (!rem->stats || !rem->gens)
 		goto out_free;
-	/* Per-CPU: a receive loop runs where it is queued (it follows). */
+	/* Per-CPU: a receive loop runs where its socket's bytes arrive. */
 	rem->wq = alloc_workqueue("dst-%s", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0,
 				  node->name);
 	if (!rem->wq)
@@ -1597,8 +1602,13 @@ int dst_remote_start(struct dst_node *node)
 	 */
 	node->rem = rem;
 	WRITE_ONCE(node->link, DST_LINK_UP);
-	for (started = 0; started < n; started++)
-		queue_work(rem->wq, &rem->conns[started].recv_work);
+	for (started = 0; started < n; started++) {
+		struct dst_rconn *conn = &rem->conns[started];
+
+		dst_sock_watch(conn->sock, &conn->watch, rem->wq,
+			       &conn->recv_work);
+		queue_work(rem->wq, &conn->recv_work);
+	}
 	if (rem->ka_ms)
 		queue_delayed_work(rem->wq, &rem->ka_work,
 				   msecs_to_jiffies(rem->ka_ms / 2));

@@ -4,9 +4,10 @@
  *
  * Creating them (in the network namespace the node was enabled from),
  * tuning them for a storage path that must not recurse into reclaim,
- * and moving whole frames: a header, a buffer, or a page of a request
- * sent without a copy where the page allows it and received straight into
- * the request's pages.  What the bytes mean is client.c's and export.c's
+ * moving whole frames: a header, a buffer, or a page of a request sent
+ * without a copy where the page allows it and received straight into the
+ * request's pages; and queueing a receive loop where its socket's bytes
+ * arrive.  What the bytes mean is client.c's and export.c's
  * business; their layout is proto.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -16,6 +17,7 @@
 #include <linux/sched/mm.h>
 #include <linux/tcp.h>
 #include <linux/uio.h>
+#include <linux/workqueue.h>
 #include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -111,6 +113,103 @@ bool dst_sock_has_input(struct socket *sock, u32 bytes)
 
 	return (s32)(READ_ONCE(tp->rcv_nxt) - READ_ONCE(tp->copied_seq)) >=
 	       (s32)bytes;
+}
+
+/*
+ * Nothing to read and nothing to learn: no byte received and unread, no
+ * error, no end of stream.  A receive loop that finds its socket idle
+ * between frames returns, and the watch queues it again (below).
+ */
+bool dst_sock_idle(struct socket *sock)
+{
+	const struct sock *sk = sock->sk;
+
+	return !dst_sock_has_input(sock, 1) && !READ_ONCE(sk->sk_err) &&
+	       !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
+}
+
+/*
+ * Receive loops do not sleep in recvmsg() between frames: a sleeping
+ * worker is bound to the CPU it went to sleep on, and waking it from the
+ * CPU where the peer's bytes arrive is a cross-CPU wakeup per frame (an
+ * IPI, and on an idle guest a halted vCPU to bring back).  Instead a loop
+ * returns when its socket is idle, and these callbacks queue it again on
+ * the CPU where the socket's bytes, or the news that it closed, are being
+ * processed, as nvme-tcp and nvmet-tcp queue their io_work.  The socket's
+ * own callbacks still run, for a loop that does wait for the rest of a
+ * frame that is half received.
+ *
+ * Called in softirq or, from release_sock(), with bottom halves off.
+ */
+static void dst_sock_data_ready(struct sock *sk)
+{
+	struct dst_sock_watch *w;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	w = sk->sk_user_data;
+	if (w) {
+		queue_work_on(smp_processor_id(), w->wq, w->work);
+		w->data_ready(sk);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void dst_sock_state_change(struct sock *sk)
+{
+	struct dst_sock_watch *w;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	w = sk->sk_user_data;
+	if (w) {
+		queue_work_on(smp_processor_id(), w->wq, w->work);
+		w->state_change(sk);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/**
+ * dst_sock_watch - queue a receive loop whenever its socket has news
+ * @sock: a connected socket, not watched yet
+ * @w: the watch, to live until dst_sock_unwatch()
+ * @wq: a per-CPU workqueue
+ * @work: the receive loop
+ *
+ * Install before the loop first runs: bytes that came before are found
+ * by that run.
+ */
+void dst_sock_watch(struct socket *sock, struct dst_sock_watch *w,
+		    struct workqueue_struct *wq, struct work_struct *work)
+{
+	struct sock *sk = sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	w->wq = wq;
+	w->work = work;
+	w->data_ready = sk->sk_data_ready;
+	w->state_change = sk->sk_state_change;
+	sk->sk_user_data = w;
+	sk->sk_data_ready = dst_sock_data_ready;
+	sk->sk_state_change = dst_sock_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*
+ * Undo dst_sock_watch(), if @w watches @sock; before the socket is
+ * released, since a released TCP socket lives on in the stack for a
+ * while.  Once this returns nothing queues the loop through @sock; it
+ * may have been queued already.
+ */
+void dst_sock_unwatch(struct socket *sock, struct dst_sock_watch *w)
+{
+	struct sock *sk = sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data == w) {
+		sk->sk_data_ready = w->data_ready;
+		sk->sk_state_change = w->state_change;
+		sk->sk_user_data = NULL;
+	}
+	write_unlock_bh(&sk->sk_callback_lock);
 }
 
 /* Send what MSG_MORE held back. */

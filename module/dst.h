@@ -314,6 +314,18 @@ int dst_crypto_open(struct dst_crypto *c, const void *hdr,
 #define DST_PROOF_SIZE		sizeof(struct dst_wire_proof)
 
 /* conn.c: one TCP socket */
+
+/*
+ * Who runs when a socket has something to read: see dst_sock_watch().
+ * Lives as long as the socket is watched.
+ */
+struct dst_sock_watch {
+	struct workqueue_struct *wq;
+	struct work_struct *work;
+	void (*data_ready)(struct sock *sk);	/* the socket's own ... */
+	void (*state_change)(struct sock *sk);	/* ... chained to */
+};
+
 struct socket *dst_sock_connect(struct net *net,
 				const struct sockaddr_storage *addr,
 				int timeout_ms);
@@ -325,6 +337,10 @@ void dst_sock_keepalive(struct socket *sock, int idle_s, int intvl_s, int cnt);
 u32 dst_sock_queued_seq(struct socket *sock);
 bool dst_sock_acked(struct socket *sock, u32 seq);
 bool dst_sock_has_input(struct socket *sock, u32 bytes);
+bool dst_sock_idle(struct socket *sock);
+void dst_sock_watch(struct socket *sock, struct dst_sock_watch *w,
+		    struct workqueue_struct *wq, struct work_struct *work);
+void dst_sock_unwatch(struct socket *sock, struct dst_sock_watch *w);
 u64 dst_sock_progress(struct socket *sock);
 void dst_sock_push(struct socket *sock);
 int dst_sock_send(struct socket *sock, const void *buf, size_t len,
@@ -368,7 +384,8 @@ u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
 u32 dst_trans_key(u64 id, u16 *gen);
 struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 			       const char **why);
-bool dst_trans_finish(struct request *rq, blk_status_t status);
+bool dst_trans_take(struct request *rq, blk_status_t status);
+void dst_trans_complete(struct request *rq);
 void dst_trans_requeue(struct request *rq);
 unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_resend_orphans(struct blk_mq_tag_set *set, int conn);

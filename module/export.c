@@ -103,6 +103,7 @@ struct dst_sconn {
 	struct sockaddr_storage peer;
 	struct dst_geometry geo;	/* negotiated on this connection */
 	struct work_struct recv_work;
+	struct dst_sock_watch watch;	/* queues recv_work (conn.c) */
 	struct work_struct send_work;
 	struct mutex send_lock;		/* one sender: the work or the rx loop */
 	/* The rx loop while it submits: completions inside it need no work. */
@@ -969,25 +970,12 @@ static bool dst_sconn_may_read(struct dst_sconn *conn)
 }
 
 /*
- * Run the rx loop on the CPU where the client's frames come in
- * (sk_incoming_cpu), as nvmet-tcp runs its io_work: a request, its bio
- * and, for a device that completes inline, its reply then stay on one
- * CPU, instead of waking a worker elsewhere for every frame.  Called
- * between frames; true if the loop was requeued there and must return.
- */
-static bool dst_sconn_follow(struct dst_sconn *conn)
-{
-	int cpu = READ_ONCE(conn->sock->sk->sk_incoming_cpu);
-
-	if (cpu < 0 || cpu == raw_smp_processor_id() || !cpu_online(cpu) ||
-	    READ_ONCE(conn->exp->stopping))
-		return false;
-	return queue_work_on(cpu, conn->exp->recv_wq, &conn->recv_work);
-}
-
-/*
- * A connection's whole life, after accept; the work requeues itself to
- * follow the client's CPU (dst_sconn_follow()), the last run frees it.
+ * A connection's whole life, after accept.  Once the handshake is done,
+ * the loop returns whenever the client has sent everything it had and
+ * the watch queues it again where the client's next frame arrives
+ * (conn.c), as nvmet-tcp runs its io_work: a request, its bio and, for a
+ * device that completes inline, its reply then stay on one CPU.  The
+ * last run, which finds the connection closed, frees it.
  */
 static void dst_sconn_recv_work(struct work_struct *work)
 {
@@ -1010,7 +998,14 @@ static void dst_sconn_recv_work(struct work_struct *work)
 				msecs_to_jiffies(DST_SRV_SEND_MS);
 			release_sock(conn->sock->sk);
 			conn->established = true;
+			dst_sock_watch(conn->sock, &conn->watch, exp->recv_wq,
+				       &conn->recv_work);
 		}
+	}
+	/* Queued for bytes an earlier run already read: wait for more. */
+	if (!err && dst_sock_idle(conn->sock)) {
+		memalloc_noio_restore(noio);
+		return;
 	}
 	while (!err) {
 		/* Back-pressure: a client may not queue unbounded work. */
@@ -1033,12 +1028,13 @@ static void dst_sconn_recv_work(struct work_struct *work)
 		batch = 0;
 		if (dst_sconn_replies_pending(conn))
 			dst_sconn_flush_replies(conn);
-		/* About to wait for the client: wait where it sends from. */
-		if (!more && dst_sconn_follow(conn)) {
+		/* All read: the watch brings the loop back for the next. */
+		if (!more && dst_sock_idle(conn->sock)) {
 			memalloc_noio_restore(noio);
 			return;
 		}
 	}
+	dst_sock_unwatch(conn->sock, &conn->watch);
 	dst_sconn_flush_replies(conn);
 	if (err < 0 && err != -ECONNRESET && err != -EPERM &&
 	    !READ_ONCE(exp->stopping) && !READ_ONCE(conn->fenced))
@@ -1058,6 +1054,8 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	wake_up(&exp->wait);
 
 	pr_info("%s: client %pISpc detached\n", node->name, &conn->peer);
+	/* The watch may have queued this loop again before it went. */
+	cancel_work(&conn->recv_work);
 	sock_release(conn->sock);
 	dst_crypto_free(conn->crypto);
 	kvfree(conn->seen);
@@ -1314,8 +1312,8 @@ int dst_export_start(struct dst_node *node)
 						   sizeof(struct dst_io));
 	exp->page_pool = mempool_create_page_pool(DST_SRV_MAX_PAGES, 0);
 	/*
-	 * Per-CPU, so an rx loop runs where it is queued (it follows its
-	 * client's CPU); high priority, since it also sends replies.
+	 * Per-CPU, so an rx loop runs where its client's frames arrive
+	 * (conn.c); high priority, since it also sends replies.
 	 */
 	exp->recv_wq = alloc_workqueue("dst-%s-rx", WQ_MEM_RECLAIM |
 				       WQ_HIGHPRI, 0, node->name);

@@ -142,10 +142,12 @@ struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 }
 
 /*
- * Finish a transaction with @status if it is still in flight.  Returns
- * false when someone else already did.  Called with cmd->lock held.
+ * Take a transaction that is still in flight, to finish it with @status:
+ * the caller then owns it and completes it with dst_trans_complete()
+ * once it has dropped cmd->lock.  Returns false when someone else took
+ * it first.  Called with cmd->lock held.
  */
-bool dst_trans_finish(struct request *rq, blk_status_t status)
+bool dst_trans_take(struct request *rq, blk_status_t status)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
@@ -153,8 +155,28 @@ bool dst_trans_finish(struct request *rq, blk_status_t status)
 	if (!test_and_clear_bit(DST_CMD_INFLIGHT, &cmd->flags))
 		return false;
 	cmd->status = status;
-	blk_mq_complete_request(rq);
 	return true;
+}
+
+/*
+ * Complete a request its caller owns (dst_trans_take(), or a reply that
+ * came while queue_rq was still sending), from process context: the
+ * receive loop or queue_rq.  blk_mq_complete_request() hands a one-queue
+ * disk's completions to BLOCK_SOFTIRQ, and raised outside an interrupt
+ * that means waking ksoftirqd: a context switch per request (traced:
+ * one ksoftirqd wakeup per I/O at QD1 with one connection, none with
+ * two).  Here the request completes at once, where its reply came in.
+ * A disk with more queues still goes through blk-mq, which completes on
+ * the submitting CPU where that is cheaper than here.
+ */
+void dst_trans_complete(struct request *rq)
+{
+	if (rq->q->nr_hw_queues > 1) {
+		blk_mq_complete_request(rq);
+		return;
+	}
+	blk_mq_set_request_complete(rq);
+	rq->q->mq_ops->complete(rq);
 }
 
 /*
