@@ -5,6 +5,7 @@
 #   make check    deps + module + the runner self-test + every bats suite
 #   make demo     deps + module + a guest that shows DST at work
 #   make bench    DST against raw brd, NBD and NVMe/TCP in one guest
+#   make bench-profile  wakeups and context switches per I/O, traced
 #   make vm-shell an interactive guest shell for debugging
 #   make install  dstctl, dst-cn, their man pages, dst.service, the udev
 #                 rules and dracut's 95dst (DESTDIR= and PREFIX=, default /usr)
@@ -57,6 +58,9 @@ demo: module tools
 bench: module tools
 	@sh tests/bench/run
 
+bench-profile: module tools
+	@sh tests/bench/profile
+
 vm-shell: module tools
 	@sh tests/vm/run -s
 
@@ -89,4 +93,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/selftest/warn clean
 	rm -rf build
 
-.PHONY: all deps module tools check demo bench vm-shell lint install clean
+.PHONY: all deps module tools check demo bench bench-profile vm-shell lint install clean

@@ -22,15 +22,7 @@ mkdir -p "$work"
 say() { printf '### %s\n' "$*"; }
 die() { echo "bench: $*" >&2; exit 1; }
 
-# wait_dev DEV: poll until the block device node exists (10 s).
-wait_dev() {
-	i=0
-	until [ -b "$1" ]; do
-		i=$((i + 1))
-		[ "$i" -lt 100 ] || die "$1 did not appear"
-		sleep 0.1
-	done
-}
+. "$top/tests/bench/targets.sh"
 
 # job NAME: fio arguments of one of the four workloads.
 job() {
@@ -87,39 +79,14 @@ say "raw brd"
 measure raw /dev/ram0
 fi
 
-# dst_run LABEL CONNECTIONS [HASH [CIPHER]]: one DST export and remote
-# pair over 127.0.0.1, measured as LABEL; a hash or cipher comes with a
-# shared key on both ends.
+# dst_run LABEL CONNECTIONS [HASH [CIPHER]]: DST measured as LABEL.
 dst_run() {
-	label=$1 n=$2 hash=${3:-} cipher=${4:-}
-	e=$cfs/dst/exports/bench r=$cfs/dst/remotes/r
-	key=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
-	say "DST $label"
-	mkdir $e
-	echo /dev/ram0 > $e/device
-	echo 127.0.0.1:7000 > $e/addr
-	mkdir $e/acl/local
-	echo 127.0.0.0/8 > $e/acl/local/addr
-	echo rw > $e/acl/local/perm
-	mkdir $r
-	echo 127.0.0.1:7000 > $r/addr
-	echo bench > $r/export
-	echo "$n" > $r/connections
-	if [ -n "$hash$cipher" ]; then
-		for d in $e $r; do
-			echo $key > "$d/key"
-			echo "$hash" > "$d/hash"
-			echo "$cipher" > "$d/cipher"
-		done
-	fi
-	echo 1 > $e/enable
-	echo 1 > $r/enable
-	dev=/dev/$(cut -d' ' -f1 $r/device)
-	wait_dev "$dev"
+	say "DST $1"
+	label=$1
+	shift
+	dst_up "$@"
 	measure "$label" "$dev"
-	cat $r/stats > "$out/$label.stats"
-	rmdir $r
-	rmdir $e/acl/local $e
+	dst_down "$out/$label.stats"
 }
 
 if want dst; then
@@ -141,64 +108,15 @@ fi
 
 if want nbd; then
 say "NBD"
-modprobe nbd nbds_max=1
-cat > "$work/nbd.conf" <<EOT
-[generic]
-    listenaddr = 127.0.0.1
-    port = 10809
-[bench]
-    exportname = /dev/ram0
-EOT
-nbd-server -C "$work/nbd.conf" -p "$work/nbd.pid"
-i=0
-until nbd-client -N bench 127.0.0.1 10809 /dev/nbd0 -b 4096 > /dev/null 2>&1; do
-	i=$((i + 1))
-	[ "$i" -lt 50 ] || die "nbd-client could not connect"
-	sleep 0.2
-done
-measure nbd /dev/nbd0
-nbd-client -d /dev/nbd0 > /dev/null
-kill "$(cat "$work/nbd.pid")" 2>/dev/null || true
+nbd_up
+measure nbd "$dev"
+nbd_down
 fi
 
 if want nvme; then
 say "NVMe/TCP"
-modprobe nvmet
-modprobe nvmet-tcp
-modprobe nvme-tcp
-S=$cfs/nvmet/subsystems/bench
-P=$cfs/nvmet/ports/1
-mkdir $S
-echo 1 > $S/attr_allow_any_host
-mkdir $S/namespaces/1
-echo /dev/ram0 > $S/namespaces/1/device_path
-echo 1 > $S/namespaces/1/enable
-mkdir $P
-echo tcp > $P/addr_trtype
-echo ipv4 > $P/addr_adrfam
-echo 127.0.0.1 > $P/addr_traddr
-echo 4420 > $P/addr_trsvcid
-ln -s $S $P/subsystems/bench
-uuid=$(cat /proc/sys/kernel/random/uuid)
-nvme connect -t tcp -a 127.0.0.1 -s 4420 -n bench \
-	--hostnqn="nqn.2014-08.org.nvmexpress:uuid:$uuid" --hostid="$uuid" > /dev/null
-dev=""
-i=0
-while [ -z "$dev" ]; do
-	for b in /sys/block/nvme*n*; do
-		[ -e "$b" ] && dev=/dev/${b##*/}
-	done
-	i=$((i + 1))
-	[ "$i" -lt 100 ] || die "no NVMe/TCP namespace appeared"
-	[ -n "$dev" ] || sleep 0.1
-done
-wait_dev "$dev"
+nvme_up
 measure nvme-tcp "$dev"
-nvme disconnect -n bench > /dev/null
-rm $P/subsystems/bench
-rmdir $P
-echo 0 > $S/namespaces/1/enable
-rmdir $S/namespaces/1
-rmdir $S
+nvme_down
 fi
 say "done"
