@@ -139,9 +139,11 @@ bool dst_sock_idle(struct socket *sock)
  * own callbacks still run, for a loop that does wait for the rest of a
  * frame that is half received.
  *
- * Called in softirq or, from release_sock(), with bottom halves off.
+ * Called in softirq, or in process context (release_sock(), shutdown)
+ * where read_lock_bh() keeps us on this CPU.  @state: the state changed,
+ * else data came in.
  */
-static void dst_sock_data_ready(struct sock *sk)
+static void dst_sock_kick(struct sock *sk, bool state)
 {
 	struct dst_sock_watch *w;
 
@@ -149,22 +151,19 @@ static void dst_sock_data_ready(struct sock *sk)
 	w = sk->sk_user_data;
 	if (w) {
 		queue_work_on(smp_processor_id(), w->wq, w->work);
-		w->data_ready(sk);
+		(state ? w->state_change : w->data_ready)(sk);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+static void dst_sock_data_ready(struct sock *sk)
+{
+	dst_sock_kick(sk, false);
+}
+
 static void dst_sock_state_change(struct sock *sk)
 {
-	struct dst_sock_watch *w;
-
-	read_lock_bh(&sk->sk_callback_lock);
-	w = sk->sk_user_data;
-	if (w) {
-		queue_work_on(smp_processor_id(), w->wq, w->work);
-		w->state_change(sk);
-	}
-	read_unlock_bh(&sk->sk_callback_lock);
+	dst_sock_kick(sk, true);
 }
 
 /**
