@@ -1074,7 +1074,7 @@ static void dst_recv_work(struct work_struct *work)
 {
 	struct dst_rconn *conn = container_of(work, struct dst_rconn,
 					      recv_work);
-	unsigned int noio;
+	unsigned int noio, frames = 0;
 	int err;
 
 	/*
@@ -1090,10 +1090,14 @@ static void dst_recv_work(struct work_struct *work)
 	 */
 	noio = memalloc_noio_save();
 	err = 0;
-	while (!err && !dst_sock_idle(conn->sock))
+	while (!err && !dst_sock_idle(conn->sock)) {
 		err = dst_recv_reply(conn);
+		frames++;
+	}
 	if (err)
 		dst_rconn_down(conn, err);
+	else
+		dst_sock_watch_ran(&conn->watch, frames);
 	memalloc_noio_restore(noio);
 }
 

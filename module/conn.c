@@ -128,6 +128,20 @@ bool dst_sock_idle(struct socket *sock)
 	       !(READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
 }
 
+#define DST_SOCK_QUIET_RUNS	8	/* back to the bytes' CPU after */
+#define DST_SOCK_PROBE_MS	100	/* a quiet loop tries the next CPU */
+
+/* The next online CPU after @cpu on its node, or @cpu if it is alone. */
+static int dst_sock_neighbour(int cpu)
+{
+	const struct cpumask *node = cpumask_of_node(cpu_to_node(cpu));
+	int next = cpumask_next_and(cpu, node, cpu_online_mask);
+
+	if (next >= nr_cpu_ids)
+		next = cpumask_first_and(node, cpu_online_mask);
+	return next < nr_cpu_ids ? next : cpu;
+}
+
 /*
  * Receive loops do not sleep in recvmsg() between frames: a sleeping
  * worker is bound to the CPU it went to sleep on, and waking it from the
@@ -135,9 +149,10 @@ bool dst_sock_idle(struct socket *sock)
  * IPI, and on an idle guest a halted vCPU to bring back).  Instead a loop
  * returns when its socket is idle, and these callbacks queue it again on
  * the CPU where the socket's bytes, or the news that it closed, are being
- * processed, as nvme-tcp and nvmet-tcp queue their io_work.  The socket's
- * own callbacks still run, for a loop that does wait for the rest of a
- * frame that is half received.
+ * processed, as nvme-tcp and nvmet-tcp queue their io_work -- or, for a
+ * loop whose peer keeps a queue, on the next CPU (dst_sock_watch_ran()).
+ * The socket's own callbacks still run, for a loop that does wait for
+ * the rest of a frame that is half received.
  *
  * Called in softirq, or in process context (release_sock(), shutdown)
  * where read_lock_bh() keeps us on this CPU.  @state: the state changed,
@@ -150,7 +165,11 @@ static void dst_sock_kick(struct sock *sk, bool state)
 	read_lock_bh(&sk->sk_callback_lock);
 	w = sk->sk_user_data;
 	if (w) {
-		queue_work_on(smp_processor_id(), w->wq, w->work);
+		int cpu = smp_processor_id();
+
+		if (READ_ONCE(w->busy))
+			cpu = dst_sock_neighbour(cpu);
+		queue_work_on(cpu, w->wq, w->work);
 		(state ? w->state_change : w->data_ready)(sk);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
@@ -184,6 +203,9 @@ void dst_sock_watch(struct socket *sock, struct dst_sock_watch *w,
 	write_lock_bh(&sk->sk_callback_lock);
 	w->wq = wq;
 	w->work = work;
+	w->busy = false;
+	w->quiet = DST_SOCK_QUIET_RUNS;
+	w->probe_at = jiffies;
 	w->data_ready = sk->sk_data_ready;
 	w->state_change = sk->sk_state_change;
 	sk->sk_user_data = w;
@@ -421,4 +443,41 @@ int dst_sock_discard(struct socket *sock, size_t len)
 		len -= n;
 	}
 	return err;
+}
+
+/**
+ * dst_sock_watch_ran - a run of a watched receive loop has ended
+ * @w: the loop's watch
+ * @frames: how many frames the run read
+ *
+ * Where a loop runs decides how much of the two machines' work can
+ * overlap.  A run that finds only the frame that woke it means the peer
+ * waits for each answer (queue depth 1): the next run stays on the CPU
+ * where the bytes arrive, and an I/O costs no cross-CPU wakeup at all.
+ * A run that finds several means the peer keeps a queue: the next runs
+ * go to a neighbouring CPU, so that this side's work runs beside the
+ * peer's instead of after it.  A submitter that keeps a queue in its
+ * own hands (fio's libaio ring) looks like depth 1 from here while the
+ * loop runs on its CPU, so a quiet loop tries the neighbour for one run
+ * every DST_SOCK_PROBE_MS: with a real queue behind it, that run finds
+ * several frames and the loop stays there; it comes back after
+ * DST_SOCK_QUIET_RUNS runs in a row that found one frame each, so at
+ * depth 1 probing costs that many cross-CPU wakeups ten times a second.
+ * Measured in docs/benchmarks.md.
+ *
+ * Called only from the loop itself, and a work item never runs on two
+ * CPUs at once: the fields have one writer.
+ */
+void dst_sock_watch_ran(struct dst_sock_watch *w, unsigned int frames)
+{
+	if (frames > 1) {
+		w->quiet = 0;
+	} else if (w->quiet < DST_SOCK_QUIET_RUNS) {
+		if (++w->quiet == DST_SOCK_QUIET_RUNS)
+			w->probe_at = jiffies +
+				      msecs_to_jiffies(DST_SOCK_PROBE_MS);
+	} else if (time_after_eq(jiffies, w->probe_at)) {
+		w->quiet = 0;
+	}
+	WRITE_ONCE(w->busy, w->quiet < DST_SOCK_QUIET_RUNS);
 }

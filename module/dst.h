@@ -322,9 +322,14 @@ int dst_crypto_open(struct dst_crypto *c, const void *hdr,
 struct dst_sock_watch {
 	struct workqueue_struct *wq;
 	struct work_struct *work;
+	bool busy;	/* runs go to a neighbouring CPU */
+	unsigned int quiet;	/* runs in a row that found one frame */
+	unsigned long probe_at;	/* jiffies: when a quiet loop tries again */
 	void (*data_ready)(struct sock *sk);	/* the socket's own ... */
 	void (*state_change)(struct sock *sk);	/* ... chained to */
 };
+
+void dst_sock_watch_ran(struct dst_sock_watch *w, unsigned int frames);
 
 struct socket *dst_sock_connect(struct net *net,
 				const struct sockaddr_storage *addr,

@@ -984,7 +984,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	struct dst_export *exp = conn->exp;
 	struct dst_node *node = exp->node;
 	unsigned int noio = memalloc_noio_save();
-	unsigned int batch = 0;
+	unsigned int batch = 0, frames = 0;
 	bool more;
 	int err = 0;
 
@@ -1014,6 +1014,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 			wait_event(conn->wait, dst_sconn_may_read(conn));
 		}
 		err = dst_sconn_recv_request(conn);
+		frames++;
 		/*
 		 * Answer what completed inline once the client has sent all
 		 * it had, so replies to a burst of requests go out together
@@ -1030,6 +1031,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 			dst_sconn_flush_replies(conn);
 		/* All read: the watch brings the loop back for the next. */
 		if (!more && dst_sock_idle(conn->sock)) {
+			dst_sock_watch_ran(&conn->watch, frames);
 			memalloc_noio_restore(noio);
 			return;
 		}
