@@ -53,6 +53,7 @@
 #define DST_SRV_MAX_RANGE	SZ_1G	/* discard, write zeroes */
 #define DST_SRV_MAX_INFLIGHT	1024	/* per connection */
 #define DST_SRV_REPLY_BATCH	32	/* requests read before replies go */
+#define DST_SRV_REPLY_BYTES	SZ_64K	/* ... or read data held back */
 #define DST_SRV_MAX_CONNS	200	/* per export */
 #define DST_SRV_RESERVE_IOS	16
 #define DST_SRV_HELLO_MS	10000	/* a client must say HELLO by then */
@@ -108,6 +109,7 @@ struct dst_sconn {
 	struct mutex send_lock;		/* one sender: the work or the rx loop */
 	/* The rx loop while it submits: completions inside it need no work. */
 	struct task_struct *submitter;
+	u32 held_bytes;			/* its read data not sent yet */
 
 	spinlock_t lock;		/* replies; taken from bio completion */
 	struct list_head replies;
@@ -249,6 +251,9 @@ static void dst_queue_reply(struct dst_io *io)
 		queue_work(conn->exp->crypto_wq, &conn->send_work);
 	else if (READ_ONCE(conn->submitter) != current)
 		queue_work(conn->exp->send_wq, &conn->send_work);
+	else if (io->m.cmd == (DST_CMD_READ | DST_CMD_REPLY) &&
+		 io->m.status == DST_ST_OK)
+		conn->held_bytes += io->m.len;
 }
 
 /* May run in interrupt context: only note the status and queue. */
@@ -1019,14 +1024,17 @@ static void dst_sconn_recv_work(struct work_struct *work)
 		 * Answer what completed inline once the client has sent all
 		 * it had, so replies to a burst of requests go out together
 		 * -- or after a batch, so a client that never pauses still
-		 * hears back.
+		 * hears back, or once DST_SRV_REPLY_BYTES of read data wait,
+		 * so the client copies one large read while we do the next.
 		 */
 		if (err)
 			continue;
 		more = dst_sock_has_input(conn->sock, DST_HDR_SIZE);
-		if (more && ++batch < DST_SRV_REPLY_BATCH)
+		if (more && ++batch < DST_SRV_REPLY_BATCH &&
+		    conn->held_bytes < DST_SRV_REPLY_BYTES)
 			continue;
 		batch = 0;
+		conn->held_bytes = 0;
 		if (dst_sconn_replies_pending(conn))
 			dst_sconn_flush_replies(conn);
 		/* All read: the watch brings the loop back for the next. */
