@@ -13,6 +13,7 @@ cfs=/sys/kernel/config
 runtime=${DST_BENCH_RUNTIME:-8}
 ramp=${DST_BENCH_RAMP:-2}
 # Subsets, for profiling one target: DST_BENCH_TARGETS="dst" DST_BENCH_CONNS=1
+# DST_BENCH_JOBS="read-1m-qd8" (the names below)
 targets=${DST_BENCH_TARGETS:-raw dst dst-crypto nbd nvme}
 conns=${DST_BENCH_CONNS:-1 2 4}
 work=/tmp/bench
@@ -33,7 +34,7 @@ job() {
 	randread-4k-qd1) echo "--rw=randread --bs=4k --iodepth=1" ;;
 	esac
 }
-JOBS="randread-4k-qd32 randwrite-4k-qd32 read-1m-qd8 randread-4k-qd1"
+JOBS=${DST_BENCH_JOBS:-randread-4k-qd32 randwrite-4k-qd32 read-1m-qd8 randread-4k-qd1}
 
 # measure TARGET DEV: the four jobs on DEV, in order.
 measure() {
