@@ -362,14 +362,17 @@ static int dst_send_reply(struct dst_sconn *conn, struct dst_io *io,
 	return err;
 }
 
-/* Send every queued reply, in batches (MSG_MORE until the last). */
-static void dst_send_replies(struct dst_sconn *conn)
+/*
+ * Send every queued reply, in batches (MSG_MORE until the last).  Called
+ * with send_lock held.
+ */
+static void dst_send_replies_locked(struct dst_sconn *conn)
 {
 	unsigned int noio = memalloc_noio_save();
 	struct dst_io *io, *next;
 	LIST_HEAD(batch);
 
-	mutex_lock(&conn->send_lock);
+	lockdep_assert_held(&conn->send_lock);
 	for (;;) {
 		spin_lock_irq(&conn->lock);
 		list_splice_init(&conn->replies, &batch);
@@ -387,13 +390,17 @@ static void dst_send_replies(struct dst_sconn *conn)
 			dst_io_free(io);
 		}
 	}
-	mutex_unlock(&conn->send_lock);
 	memalloc_noio_restore(noio);
 }
 
 static void dst_send_work(struct work_struct *work)
 {
-	dst_send_replies(container_of(work, struct dst_sconn, send_work));
+	struct dst_sconn *conn = container_of(work, struct dst_sconn,
+					      send_work);
+
+	mutex_lock(&conn->send_lock);
+	dst_send_replies_locked(conn);
+	mutex_unlock(&conn->send_lock);
 }
 
 static bool dst_sconn_replies_pending(struct dst_sconn *conn)
@@ -402,16 +409,29 @@ static bool dst_sconn_replies_pending(struct dst_sconn *conn)
 }
 
 /*
- * The rx loop wants its replies out.  Sealed replies are sent by the
- * send work on the crypto workqueue, so crypto_threads bounds how many
- * connections seal at once; plain ones go from the rx loop itself.
+ * The rx loop wants its replies out.  Plain ones go from the rx loop
+ * itself, which saves waking a thread per batch -- unless a large read
+ * is among them: sending a MiB can block until the client has copied
+ * most of it, and meanwhile the loop could read, and the backing device
+ * fill, the next one.  Those go to the send work, which runs beside the
+ * loop, as does any batch while the send work is still sending (it looks
+ * at the list again before it finishes).  Sealed replies are always sent
+ * by the send work on the crypto workqueue, so crypto_threads bounds how
+ * many connections seal at once.
  */
 static void dst_sconn_flush_replies(struct dst_sconn *conn)
 {
-	if (conn->crypto)
+	bool big = conn->held_bytes >= DST_SRV_REPLY_BYTES;
+
+	conn->held_bytes = 0;
+	if (conn->crypto) {
 		queue_work(conn->exp->crypto_wq, &conn->send_work);
-	else
-		dst_send_replies(conn);
+	} else if (big || !mutex_trylock(&conn->send_lock)) {
+		queue_work(conn->exp->send_wq, &conn->send_work);
+	} else {
+		dst_send_replies_locked(conn);
+		mutex_unlock(&conn->send_lock);
+	}
 }
 
 /*
@@ -1034,7 +1054,6 @@ static void dst_sconn_recv_work(struct work_struct *work)
 		    conn->held_bytes < DST_SRV_REPLY_BYTES)
 			continue;
 		batch = 0;
-		conn->held_bytes = 0;
 		if (dst_sconn_replies_pending(conn))
 			dst_sconn_flush_replies(conn);
 		/* All read: the watch brings the loop back for the next. */
