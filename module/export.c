@@ -50,6 +50,7 @@
 
 #define DST_SRV_MAX_IO		(BIO_MAX_VECS * PAGE_SIZE)	/* 1 MiB */
 #define DST_SRV_MAX_PAGES	(DST_SRV_MAX_IO / PAGE_SIZE)
+#define DST_SRV_SEG_ORDER	get_order(SZ_64K)	/* pages per segment */
 #define DST_SRV_MAX_RANGE	SZ_1G	/* discard, write zeroes */
 #define DST_SRV_MAX_INFLIGHT	1024	/* per connection */
 #define DST_SRV_REPLY_BATCH	32	/* requests read before replies go */
@@ -139,10 +140,13 @@ struct dst_io {
 	struct hlist_node hnode;	/* conn->pending, while hashed */
 	bool hashed;
 	struct bio *bio;
-	unsigned int nr_pages;
-	unsigned int nr_normal;		/* pages[0..nr_normal) not reserve */
-	struct page *pages[DST_SRV_MAX_PAGES];
-	struct bio_vec bvecs[DST_SRV_MAX_PAGES];	/* WRITE data, one recv */
+	/*
+	 * The data: up to 64 KiB of contiguous pages a segment, fewer
+	 * where memory is fragmented, single pages from the reserve.
+	 */
+	unsigned int nr_segs;
+	unsigned int nr_normal;		/* bvecs[0..nr_normal) not reserve */
+	struct bio_vec bvecs[DST_SRV_MAX_PAGES];
 };
 
 /* --- requests ------------------------------------------------------ */
@@ -155,11 +159,11 @@ static void dst_io_free(struct dst_io *io)
 
 	if (io->bio)
 		bio_put(io->bio);
-	for (i = 0; i < io->nr_pages; i++) {
+	for (i = 0; i < io->nr_segs; i++) {
 		if (i < io->nr_normal)
-			put_page(io->pages[i]);
+			put_page(io->bvecs[i].bv_page);
 		else
-			mempool_free(io->pages[i], exp->page_pool);
+			mempool_free(io->bvecs[i].bv_page, exp->page_pool);
 	}
 	mempool_free(io, exp->io_pool);
 	atomic_dec(&conn->inflight);
@@ -179,7 +183,7 @@ static struct dst_io *dst_io_alloc(struct dst_sconn *conn,
 	io->m.status = DST_ST_OK;
 	io->hashed = false;
 	io->bio = NULL;
-	io->nr_pages = 0;
+	io->nr_segs = 0;
 	io->nr_normal = 0;
 	return io;
 }
@@ -188,28 +192,51 @@ static struct dst_io *dst_io_alloc(struct dst_sconn *conn,
  * Pages for @len bytes of data: from the page allocator while it gives
  * them without a fight, then from the reserve, which waits for other
  * requests to give pages back and so cannot fail.
+ *
+ * The allocator is asked for up to DST_SRV_SEG_ORDER pages at once, but
+ * only for what it has free: no reclaim or compaction for the sake of
+ * contiguity.  A 1 MiB request then is 16 segments, not 256: 16 calls to
+ * send it and 16 fragments in the socket buffers instead of a page each,
+ * which is most of what sending a large read costs.
  */
 static void dst_io_alloc_pages(struct dst_io *io, u32 len)
 {
 	struct dst_export *exp = io->conn->exp;
-	unsigned int nr = DIV_ROUND_UP(len, PAGE_SIZE);
+	unsigned int order = DST_SRV_SEG_ORDER;
+	u32 left = len;
 
-	while (io->nr_pages < nr) {
-		struct page *page = alloc_page(GFP_NOIO | __GFP_NORETRY |
-					       __GFP_NOWARN);
+	while (left) {
+		unsigned int want = ilog2(DIV_ROUND_UP(left, PAGE_SIZE));
+		unsigned int o = min(order, want);
+		gfp_t gfp = GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN;
+		struct page *page;
+		u32 size;
 
-		if (!page)
-			break;
-		io->pages[io->nr_pages++] = page;
+		if (o)
+			gfp = (gfp | __GFP_COMP) & ~__GFP_DIRECT_RECLAIM;
+		page = alloc_pages(gfp, o);
+		if (!page) {
+			if (!o)
+				break;
+			order = o - 1;	/* none that large: smaller ones */
+			continue;
+		}
+		size = min_t(u32, left, PAGE_SIZE << o);
+		bvec_set_page(&io->bvecs[io->nr_segs++], page, size, 0);
+		left -= size;
 	}
-	io->nr_normal = io->nr_pages;
-	if (io->nr_pages == nr)
+	io->nr_normal = io->nr_segs;
+	if (!left)
 		return;
 
 	mutex_lock(&exp->reserve_lock);
-	while (io->nr_pages < nr)
-		io->pages[io->nr_pages++] = mempool_alloc(exp->page_pool,
-							  GFP_NOIO);
+	while (left) {
+		u32 size = min_t(u32, left, PAGE_SIZE);
+
+		bvec_set_page(&io->bvecs[io->nr_segs++],
+			      mempool_alloc(exp->page_pool, GFP_NOIO), size, 0);
+		left -= size;
+	}
 	mutex_unlock(&exp->reserve_lock);
 }
 
@@ -298,17 +325,15 @@ static void dst_io_submit(struct dst_io *io)
 	struct bio *bio;
 	unsigned int i;
 
-	bio = bio_alloc_bioset(exp->bdev, io->nr_pages, dst_io_opf(m),
+	bio = bio_alloc_bioset(exp->bdev, io->nr_segs, dst_io_opf(m),
 			       GFP_NOIO, &exp->bs);
 	bio->bi_iter.bi_sector = m->offset >> SECTOR_SHIFT;
 	bio->bi_private = io;
 	bio->bi_end_io = dst_bio_end_io;
-	for (i = 0; i < io->nr_pages; i++) {
-		u32 len = min_t(u32, PAGE_SIZE, m->len - i * PAGE_SIZE);
-
-		__bio_add_page(bio, io->pages[i], len, 0);
-	}
-	if (!io->nr_pages && m->cmd != (DST_CMD_FLUSH | DST_CMD_REPLY))
+	for (i = 0; i < io->nr_segs; i++)
+		__bio_add_page(bio, io->bvecs[i].bv_page, io->bvecs[i].bv_len,
+			       0);
+	if (!io->nr_segs && m->cmd != (DST_CMD_FLUSH | DST_CMD_REPLY))
 		bio->bi_iter.bi_size = m->len;	/* discard, write zeroes */
 	io->bio = bio;
 	submit_bio(bio);
@@ -330,13 +355,12 @@ static int dst_send_reply(struct dst_sconn *conn, struct dst_io *io,
 	dst_msg_encode(&hdr, &io->m);
 	if (c) {
 		/* The pages are this server's own: sealed where they are. */
-		unsigned int nents = data ? io->nr_pages : 0;
+		unsigned int nents = data ? io->nr_segs : 0;
 		struct scatterlist *sg = dst_crypto_sg(c, true, nents);
 
 		for (i = 0; i < nents; i++)
-			sg_set_page(&sg[i], io->pages[i],
-				    min_t(u32, PAGE_SIZE,
-					  io->m.len - i * PAGE_SIZE), 0);
+			sg_set_page(&sg[i], io->bvecs[i].bv_page,
+				    io->bvecs[i].bv_len, 0);
 		tag = dst_crypto_seal(c, &hdr, nents, data ? io->m.len : 0,
 				      true);
 		if (IS_ERR(tag))
@@ -344,16 +368,12 @@ static int dst_send_reply(struct dst_sconn *conn, struct dst_io *io,
 	}
 	err = dst_sock_send(conn->sock, &hdr, sizeof(hdr),
 			    data || more || c ? MSG_MORE : 0);
-	for (i = 0; data && !err && i < io->nr_pages; i++) {
-		struct bio_vec bv = {
-			.bv_page = io->pages[i],
-			.bv_len = min_t(u32, PAGE_SIZE,
-					io->m.len - i * PAGE_SIZE),
-		};
-		bool last = i + 1 == io->nr_pages;
+	for (i = 0; data && !err && i < io->nr_segs; i++) {
+		bool last = i + 1 == io->nr_segs;
 
 		/* A normal page lives on in the socket buffer after put_page. */
-		err = dst_sock_send_bvec(conn->sock, &bv, i < io->nr_normal,
+		err = dst_sock_send_bvec(conn->sock, &io->bvecs[i],
+					 i < io->nr_normal,
 					 last && !more && !c ? 0 : MSG_MORE);
 	}
 	if (!err && c)
@@ -848,11 +868,7 @@ static int dst_sconn_open_request(struct dst_sconn *conn,
 	dst_sconn_before_read(conn, len);
 	if (len) {
 		dst_io_alloc_pages(io, len);
-		for (i = 0; i < io->nr_pages; i++)
-			bvec_set_page(&io->bvecs[i], io->pages[i],
-				      min_t(u32, PAGE_SIZE,
-					    len - i * PAGE_SIZE), 0);
-		err = dst_sock_recv_bvecs(conn->sock, io->bvecs, io->nr_pages,
+		err = dst_sock_recv_bvecs(conn->sock, io->bvecs, io->nr_segs,
 					  len, 0);
 		if (err)
 			return err;
@@ -861,10 +877,11 @@ static int dst_sconn_open_request(struct dst_sconn *conn,
 			    dst_crypto_tag_len(c));
 	if (err)
 		return err;
-	sg = dst_crypto_sg(c, false, io->nr_pages);
-	for (i = 0; i < io->nr_pages; i++)
-		sg_set_page(&sg[i], io->pages[i], io->bvecs[i].bv_len, 0);
-	err = dst_crypto_open(c, hdr, io->nr_pages, len);
+	sg = dst_crypto_sg(c, false, io->nr_segs);
+	for (i = 0; i < io->nr_segs; i++)
+		sg_set_page(&sg[i], io->bvecs[i].bv_page, io->bvecs[i].bv_len,
+			    0);
+	err = dst_crypto_open(c, hdr, io->nr_segs, len);
 	if (err)
 		pr_err("%s: %pISpc: frame fails its integrity check (modified, replayed or out of order); closing\n",
 		       conn->exp->node->name, &conn->peer);
@@ -882,7 +899,6 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 	const char *why = NULL;
 	struct dst_io *io;
 	struct dst_msg m;
-	unsigned int i;
 	int ret;
 
 	if (dst_msg_decode(hdr, &m)) {
@@ -952,12 +968,8 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 		if (conn->crypto)
 			break;		/* read and checked already */
 		dst_io_alloc_pages(io, m.len);
-		for (i = 0; i < io->nr_pages; i++)
-			bvec_set_page(&io->bvecs[i], io->pages[i],
-				      min_t(u32, PAGE_SIZE,
-					    m.len - i * PAGE_SIZE), 0);
 		dst_sconn_before_read(conn, m.len);
-		ret = dst_sock_recv_bvecs(conn->sock, io->bvecs, io->nr_pages,
+		ret = dst_sock_recv_bvecs(conn->sock, io->bvecs, io->nr_segs,
 					  m.len, 0);
 		if (ret) {
 			dst_io_free(io);
