@@ -57,6 +57,8 @@
 #define DST_SRV_REPLY_BYTES	SZ_64K	/* ... or read data held back */
 #define DST_SRV_MAX_CONNS	200	/* per export */
 #define DST_SRV_RESERVE_IOS	16
+/* Segments a dst_io holds itself: up to 16 KiB even in single pages. */
+#define DST_SRV_INLINE_SEGS	4
 #define DST_SRV_HELLO_MS	10000	/* a client must say HELLO by then */
 #define DST_SRV_SEND_MS		30000	/* a client must read replies */
 #define DST_SRV_FENCE_MS	30000	/* a replaced connection must drain */
@@ -84,6 +86,7 @@ struct dst_export {
 
 	struct bio_set bs;
 	mempool_t *io_pool;
+	mempool_t *bvec_pool;		/* segment tables of large requests */
 	mempool_t *page_pool;
 	struct mutex reserve_lock;	/* one request at a time in the reserve */
 
@@ -146,7 +149,15 @@ struct dst_io {
 	 */
 	unsigned int nr_segs;
 	unsigned int nr_normal;		/* bvecs[0..nr_normal) not reserve */
-	struct bio_vec bvecs[DST_SRV_MAX_PAGES];
+	/*
+	 * inline_bvecs, or for a request that may need more segments a
+	 * table of DST_SRV_MAX_PAGES from bvec_pool.  Kept out of the
+	 * dst_io itself because the kernel zeroes every allocation
+	 * (init_on_alloc, on in Debian's kernel): a 4 KiB table in each
+	 * dst_io was an 8 KiB memset per 4 KiB request.
+	 */
+	struct bio_vec *bvecs;
+	struct bio_vec inline_bvecs[DST_SRV_INLINE_SEGS];
 };
 
 /* --- requests ------------------------------------------------------ */
@@ -165,6 +176,8 @@ static void dst_io_free(struct dst_io *io)
 		else
 			mempool_free(io->bvecs[i].bv_page, exp->page_pool);
 	}
+	if (io->bvecs != io->inline_bvecs)
+		mempool_free(io->bvecs, exp->bvec_pool);
 	mempool_free(io, exp->io_pool);
 	atomic_dec(&conn->inflight);
 	wake_up(&conn->wait);
@@ -185,6 +198,7 @@ static struct dst_io *dst_io_alloc(struct dst_sconn *conn,
 	io->bio = NULL;
 	io->nr_segs = 0;
 	io->nr_normal = 0;
+	io->bvecs = io->inline_bvecs;
 	return io;
 }
 
@@ -204,6 +218,14 @@ static void dst_io_alloc_pages(struct dst_io *io, u32 len)
 	struct dst_export *exp = io->conn->exp;
 	unsigned int order = DST_SRV_SEG_ORDER;
 	u32 left = len;
+
+	/*
+	 * A table for the worst case, single pages throughout.  Taken
+	 * before any page and given back with the dst_io, so a request
+	 * that holds one always completes: the reserve cannot deadlock.
+	 */
+	if (DIV_ROUND_UP(len, PAGE_SIZE) > DST_SRV_INLINE_SEGS)
+		io->bvecs = mempool_alloc(exp->bvec_pool, GFP_NOIO);
 
 	while (left) {
 		unsigned int want = ilog2(DIV_ROUND_UP(left, PAGE_SIZE));
@@ -1301,6 +1323,7 @@ static void dst_export_free(struct dst_export *exp)
 	if (exp->recv_wq)
 		destroy_workqueue(exp->recv_wq);
 	mempool_destroy(exp->page_pool);
+	mempool_destroy(exp->bvec_pool);
 	mempool_destroy(exp->io_pool);
 	free_percpu(exp->stats);
 	bioset_exit(&exp->bs);
@@ -1351,6 +1374,9 @@ int dst_export_start(struct dst_node *node)
 		goto out;
 	exp->io_pool = mempool_create_kmalloc_pool(DST_SRV_RESERVE_IOS,
 						   sizeof(struct dst_io));
+	exp->bvec_pool = mempool_create_kmalloc_pool(DST_SRV_RESERVE_IOS,
+						     sizeof(struct bio_vec) *
+						     DST_SRV_MAX_PAGES);
 	exp->page_pool = mempool_create_page_pool(DST_SRV_MAX_PAGES, 0);
 	/*
 	 * Per-CPU, so an rx loop runs where its client's frames arrive
@@ -1361,8 +1387,8 @@ int dst_export_start(struct dst_node *node)
 	exp->send_wq = alloc_workqueue("dst-%s-tx", WQ_MEM_RECLAIM |
 				       WQ_UNBOUND | WQ_HIGHPRI, 0, node->name);
 	exp->stats = dst_stats_alloc();
-	if (!exp->io_pool || !exp->page_pool || !exp->recv_wq ||
-	    !exp->send_wq || !exp->stats)
+	if (!exp->io_pool || !exp->bvec_pool || !exp->page_pool ||
+	    !exp->recv_wq || !exp->send_wq || !exp->stats)
 		goto out;
 	if (node->cfg.crypto.key_len) {
 		int threads = dst_node_get_param(node, DST_P_CRYPTO_THREADS);
