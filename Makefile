@@ -5,7 +5,9 @@
 #   make check    deps + module + the runner self-test + every bats suite
 #   make demo     deps + module + a guest that shows DST at work
 #   make bench    DST against raw brd, NBD and NVMe/TCP in one guest
-#   make bench-profile  wakeups and context switches per I/O, traced
+#   make bench-profile  wakeups and context switches per I/O, traced;
+#                 PROFILE="-c -d 32" for a CPU profile at QD32 (see
+#                 tests/bench/profile for the options)
 #   make vm-shell an interactive guest shell for debugging
 #   make install  dstctl, dst-cn, their man pages, dst.service, the udev
 #                 rules and dracut's 95dst (DESTDIR= and PREFIX=, default /usr)
@@ -59,7 +61,7 @@ bench: module tools
 	@sh tests/bench/run
 
 bench-profile: module tools
-	@sh tests/bench/profile
+	@sh tests/bench/profile $(PROFILE)
 
 vm-shell: module tools
 	@sh tests/vm/run -s

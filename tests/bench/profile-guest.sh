@@ -1,9 +1,13 @@
 #!/bin/sh
 # The guest half of tests/bench/profile: for each target, one fio job
-# (4k random reads at $DST_PROF_QD) during which the scheduler's
-# tracepoints are recorded for $DST_PROF_SECONDS; then wakeups.py says
-# what one I/O cost in wakeups and context switches.  Traces go to
-# $DST_RESULTS/<target>.trace, the summary to profile.txt.
+# (random reads of $DST_PROF_BS at $DST_PROF_QD, or sequential reads for
+# blocks larger than 4k) during which the scheduler's tracepoints are
+# recorded for $DST_PROF_SECONDS; then wakeups.py says what one I/O cost
+# in wakeups and context switches.  Traces go to
+# $DST_RESULTS/<target>.trace, the summary to profile.txt.  With
+# DST_PROF_CPU=1 the host samples the CPUs instead (cpuprof.py): the
+# guest only marks when each target is measured (go-/stop-<target>) and
+# leaves the kernel's symbols as they were then (<target>.kallsyms).
 set -eu
 
 top=${DST_TOP:?DST_TOP not set}
@@ -11,6 +15,10 @@ out=${DST_RESULTS:?DST_RESULTS not set}
 cfs=/sys/kernel/config
 tr=/sys/kernel/tracing
 qd=${DST_PROF_QD:-1}
+bs=${DST_PROF_BS:-4k}
+cpu=${DST_PROF_CPU:-0}
+rw=randread
+[ "$bs" = 4k ] || rw="read"
 secs=${DST_PROF_SECONDS:-2}
 targets=${DST_PROF_TARGETS:-dst-1 dst-2 nvme-tcp}
 work=/tmp/profile
@@ -21,11 +29,36 @@ die() { echo "profile: $*" >&2; exit 1; }
 
 . "$top/tests/bench/targets.sh"
 
-# trace TARGET: fio on $dev, traced in the middle of its run.
-trace() {
+# sample TARGET: fio on $dev, the host sampling in the middle of its run.
+sample() {
 	fio --name="$1" --filename="$dev" --ioengine=libaio --direct=1 \
 		--time_based --runtime=$((secs + 5)) --size=256M \
-		--rw=randread --bs=4k --iodepth="$qd" --output-format=json \
+		--rw=$rw --bs="$bs" --iodepth="$qd" --output-format=json \
+		--output="$work/$1.json" > /dev/null &
+	fio=$!
+	cat /proc/kallsyms > "$out/$1.kallsyms"
+	sleep 3
+	touch "$out/go-$1"
+	sleep "$secs"
+	touch "$out/stop-$1"
+	wait "$fio" || die "fio failed on $1"
+	python3 - "$1" "$work/$1.json" >> "$out/profile.txt" <<'PY'
+import json, sys
+job = json.load(open(sys.argv[2]))["jobs"][0]["read"]
+print("%-10s %7.0f IOPS, %.1f MiB/s while sampled" %
+      (sys.argv[1], job["iops"], job["bw_bytes"] / 2**20))
+PY
+}
+
+# trace TARGET: fio on $dev, traced in the middle of its run.
+trace() {
+	if [ "$cpu" -eq 1 ]; then
+		sample "$1"
+		return
+	fi
+	fio --name="$1" --filename="$dev" --ioengine=libaio --direct=1 \
+		--time_based --runtime=$((secs + 5)) --size=256M \
+		--rw=$rw --bs="$bs" --iodepth="$qd" --output-format=json \
 		--output="$work/$1.json" > /dev/null &
 	fio=$!
 	sleep 3
