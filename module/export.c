@@ -40,6 +40,7 @@
 #include <linux/mempool.h>
 #include <linux/nsproxy.h>
 #include <linux/sched/mm.h>
+#include <linux/shrinker.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -59,6 +60,14 @@
 #define DST_SRV_RESERVE_IOS	16
 /* Segments a dst_io holds itself: up to 16 KiB even in single pages. */
 #define DST_SRV_INLINE_SEGS	4
+/*
+ * Data pages kept for reuse, per connection and size: enough to cover
+ * what TCP holds of a connection's replies (sndbuf autotunes to 4 MiB);
+ * and per export in all.
+ */
+#define DST_SRV_SPARES		128
+#define DST_SRV_SPARE_PAGES	(32 * DST_SRV_MAX_PAGES)	/* 32 MiB */
+#define DST_SRV_SPARE_TRIES	4	/* in flight still: next one */
 #define DST_SRV_HELLO_MS	10000	/* a client must say HELLO by then */
 #define DST_SRV_SEND_MS		30000	/* a client must read replies */
 #define DST_SRV_FENCE_MS	30000	/* a replaced connection must drain */
@@ -89,6 +98,9 @@ struct dst_export {
 	mempool_t *bvec_pool;		/* segment tables of large requests */
 	mempool_t *page_pool;
 	struct mutex reserve_lock;	/* one request at a time in the reserve */
+	atomic_t spare_pages;		/* held in the connections' spares */
+	struct shrinker spare_shrinker;	/* gives them back under pressure */
+	bool shrinker_on;
 
 	struct mutex conns_lock;	/* conns, nr_conns, stopping */
 	struct list_head conns;
@@ -120,6 +132,16 @@ struct dst_sconn {
 	atomic_t inflight;		/* requests read and not yet freed */
 	wait_queue_head_t wait;
 	bool dead;			/* sending failed: drop replies */
+
+	/*
+	 * Data pages of finished requests, for the next ones: single
+	 * pages and DST_SRV_SEG_ORDER segments.  See dst_spare_get().
+	 */
+	spinlock_t spare_lock;
+	struct dst_spares {
+		unsigned int head, nr;	/* a ring, oldest first */
+		struct page *page[DST_SRV_SPARES];
+	} spares[2];
 
 	/* Session keys once the handshake authenticated the client, or NULL. */
 	struct dst_crypto *crypto;
@@ -162,6 +184,157 @@ struct dst_io {
 
 /* --- requests ------------------------------------------------------ */
 
+/*
+ * Debian's kernel zeroes every page it hands out (init_on_alloc), and a
+ * request's pages are then overwritten whole by the disk or the client:
+ * for 1 MiB reads clearing them was a third of the server's CPU time.
+ * A connection therefore keeps the pages of its finished requests and
+ * gives them to the next ones.  They only ever held this connection's
+ * data, which is all they can show again.
+ *
+ * A page sent with sendpage is still referenced by the socket buffers
+ * until the peer has it, so a spare is reused only once its count is
+ * down to our own reference: nobody else can write to it or read it.
+ * Spares are bounded per connection and per export; they are memory
+ * the page allocator cannot reclaim.
+ */
+static struct dst_spares *dst_spares_of(struct dst_sconn *conn,
+					unsigned int order)
+{
+	if (order == 0)
+		return &conn->spares[0];
+	if (order == DST_SRV_SEG_ORDER)
+		return &conn->spares[1];
+	return NULL;
+}
+
+static struct page *dst_spare_get(struct dst_sconn *conn, unsigned int order)
+{
+	struct dst_spares *sp = dst_spares_of(conn, order);
+	struct page *page = NULL;
+	unsigned int i;
+
+	if (!sp || !READ_ONCE(sp->nr))
+		return NULL;
+	spin_lock(&conn->spare_lock);
+	/*
+	 * The oldest spare is the likeliest to be out of the socket
+	 * buffers; one still in them goes to the back of the ring, so a
+	 * page held long (a slow peer, retransmissions) blocks nothing.
+	 */
+	for (i = 0; i < min(sp->nr, DST_SRV_SPARE_TRIES); i++) {
+		struct page *p = sp->page[sp->head];
+
+		if (page_count(p) == 1) {
+			page = p;
+			sp->head = (sp->head + 1) % DST_SRV_SPARES;
+			sp->nr--;
+			break;
+		}
+		sp->page[(sp->head + sp->nr) % DST_SRV_SPARES] = p;
+		sp->head = (sp->head + 1) % DST_SRV_SPARES;
+	}
+	spin_unlock(&conn->spare_lock);
+	if (page)
+		atomic_sub(1 << order, &conn->exp->spare_pages);
+	return page;
+}
+
+static void dst_spare_put(struct dst_sconn *conn, struct page *page)
+{
+	unsigned int order = compound_order(page);
+	struct dst_spares *sp = dst_spares_of(conn, order);
+	atomic_t *budget = &conn->exp->spare_pages;
+
+	if (sp && atomic_add_return(1 << order, budget) <=
+	    DST_SRV_SPARE_PAGES) {
+		spin_lock(&conn->spare_lock);
+		if (sp->nr < DST_SRV_SPARES) {
+			sp->page[(sp->head + sp->nr) % DST_SRV_SPARES] = page;
+			sp->nr++;
+			page = NULL;
+		}
+		spin_unlock(&conn->spare_lock);
+		if (!page)
+			return;
+	}
+	if (sp)
+		atomic_sub(1 << order, budget);
+	put_page(page);
+}
+
+/*
+ * Give back up to @max pages of @conn's spares, oldest first; returns
+ * how many.  A page still in a socket buffer is freed when TCP lets go.
+ */
+static unsigned long dst_spares_drop(struct dst_sconn *conn,
+				     unsigned long max)
+{
+	struct page *batch[16];
+	unsigned long done = 0;
+	unsigned int i, n;
+
+	for (i = 0; i < ARRAY_SIZE(conn->spares) && done < max; i++) {
+		struct dst_spares *sp = &conn->spares[i];
+
+		do {
+			spin_lock(&conn->spare_lock);
+			for (n = 0; n < ARRAY_SIZE(batch) && sp->nr &&
+			     done < max; n++) {
+				batch[n] = sp->page[sp->head];
+				sp->head = (sp->head + 1) % DST_SRV_SPARES;
+				sp->nr--;
+				done += 1 << compound_order(batch[n]);
+			}
+			spin_unlock(&conn->spare_lock);
+			while (n--) {
+				atomic_sub(1 << compound_order(batch[n]),
+					   &conn->exp->spare_pages);
+				put_page(batch[n]);
+			}
+		} while (READ_ONCE(sp->nr) && done < max);
+	}
+	return done;
+}
+
+/* The connection is gone: its spares go back to the page allocator. */
+static void dst_spares_free(struct dst_sconn *conn)
+{
+	dst_spares_drop(conn, ULONG_MAX);
+}
+
+static unsigned long dst_spares_count(struct shrinker *sh,
+				      struct shrink_control *sc)
+{
+	struct dst_export *exp = container_of(sh, struct dst_export,
+					      spare_shrinker);
+
+	return atomic_read(&exp->spare_pages) ?: SHRINK_EMPTY;
+}
+
+static unsigned long dst_spares_scan(struct shrinker *sh,
+				     struct shrink_control *sc)
+{
+	struct dst_export *exp = container_of(sh, struct dst_export,
+					      spare_shrinker);
+	unsigned long done = 0;
+	struct dst_sconn *conn;
+
+	/*
+	 * Reclaim may run on behalf of whoever holds conns_lock (it
+	 * allocates with GFP_KERNEL): never wait for it here.
+	 */
+	if (!mutex_trylock(&exp->conns_lock))
+		return SHRINK_STOP;
+	list_for_each_entry(conn, &exp->conns, entry) {
+		if (done >= sc->nr_to_scan)
+			break;
+		done += dst_spares_drop(conn, sc->nr_to_scan - done);
+	}
+	mutex_unlock(&exp->conns_lock);
+	return done;
+}
+
 static void dst_io_free(struct dst_io *io)
 {
 	struct dst_sconn *conn = io->conn;
@@ -172,7 +345,7 @@ static void dst_io_free(struct dst_io *io)
 		bio_put(io->bio);
 	for (i = 0; i < io->nr_segs; i++) {
 		if (i < io->nr_normal)
-			put_page(io->bvecs[i].bv_page);
+			dst_spare_put(conn, io->bvecs[i].bv_page);
 		else
 			mempool_free(io->bvecs[i].bv_page, exp->page_pool);
 	}
@@ -236,7 +409,7 @@ static void dst_io_alloc_pages(struct dst_io *io, u32 len)
 
 		if (o)
 			gfp = (gfp | __GFP_COMP) & ~__GFP_DIRECT_RECLAIM;
-		page = alloc_pages(gfp, o);
+		page = dst_spare_get(io->conn, o) ?: alloc_pages(gfp, o);
 		if (!page) {
 			if (!o)
 				break;
@@ -1120,6 +1293,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	/* The watch may have queued this loop again before it went. */
 	cancel_work(&conn->recv_work);
 	sock_release(conn->sock);
+	dst_spares_free(conn);
 	dst_crypto_free(conn->crypto);
 	kvfree(conn->seen);
 	kfree(conn);
@@ -1138,6 +1312,7 @@ static void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
 	conn->exp = exp;
 	conn->sock = sock;
 	spin_lock_init(&conn->lock);
+	spin_lock_init(&conn->spare_lock);
 	INIT_LIST_HEAD(&conn->replies);
 	atomic_set(&conn->inflight, 0);
 	init_waitqueue_head(&conn->wait);
@@ -1316,12 +1491,16 @@ inval:
 
 static void dst_export_free(struct dst_export *exp)
 {
+	if (exp->shrinker_on)
+		unregister_shrinker(&exp->spare_shrinker);
 	if (exp->crypto_wq)
 		destroy_workqueue(exp->crypto_wq);
 	if (exp->send_wq)
 		destroy_workqueue(exp->send_wq);
 	if (exp->recv_wq)
 		destroy_workqueue(exp->recv_wq);
+	/* Every connection gave its spares back as it went. */
+	WARN_ON_ONCE(atomic_read(&exp->spare_pages));
 	mempool_destroy(exp->page_pool);
 	mempool_destroy(exp->bvec_pool);
 	mempool_destroy(exp->io_pool);
@@ -1390,6 +1569,14 @@ int dst_export_start(struct dst_node *node)
 	if (!exp->io_pool || !exp->bvec_pool || !exp->page_pool ||
 	    !exp->recv_wq || !exp->send_wq || !exp->stats)
 		goto out;
+	exp->spare_shrinker.count_objects = dst_spares_count;
+	exp->spare_shrinker.scan_objects = dst_spares_scan;
+	exp->spare_shrinker.seeks = DEFAULT_SEEKS;
+	err = register_shrinker(&exp->spare_shrinker, "dst-%s", node->name);
+	if (err)
+		goto out;
+	exp->shrinker_on = true;
+	err = -ENOMEM;
 	if (node->cfg.crypto.key_len) {
 		int threads = dst_node_get_param(node, DST_P_CRYPTO_THREADS);
 
@@ -1499,6 +1686,8 @@ ssize_t dst_export_show_stats(struct dst_node *node, char *buf)
 		len += sysfs_emit_at(buf, len, "fenced %lld\nmerged_resends %lld\n",
 				     atomic64_read(&exp->fenced),
 				     atomic64_read(&exp->merged));
+		len += sysfs_emit_at(buf, len, "spare_pages %d\n",
+				     atomic_read(&exp->spare_pages));
 	}
 	mutex_unlock(&node->lock);
 	return len;

@@ -52,6 +52,40 @@ teardown() {
 	reads_above "${DST_DEV#/dev/}" 0
 }
 
+# spares_are N: the export e1 keeps exactly N pages for reuse.
+spares_are() {
+	[ "$(stat_of "$DST_CFS/exports/e1" spare_pages)" = "$1" ]
+}
+
+# drop_spares: what "echo 2 > drop_caches" does is run every shrinker.
+drop_spares() {
+	echo 2 > /proc/sys/vm/drop_caches
+	spares_are 0
+}
+
+@test "pages kept for reuse stay correct, go under memory pressure and with the client" {
+	dst_export e1 /dev/ram0 "$SRV"
+	dst_attach r1 "$SRV" export=e1
+	e=$DST_CFS/exports/e1
+	# 1 MiB reads leave their segments with the connection ...
+	[ "$(checksum $DST_DEV 0 $((64 << 20)))" = "$BRD_SUM" ]
+	stat_at_least "$e" spare_pages 16
+	# ... which the next requests fill, and nothing of the old shows.
+	pattern_file "$BATS_TEST_TMPDIR/p" 64 spares
+	want=$(digest < "$BATS_TEST_TMPDIR/p")
+	dd if="$BATS_TEST_TMPDIR/p" of="$DST_DEV" bs=1M oflag=direct status=none
+	[ "$(checksum /dev/ram0 0 $((64 << 20)))" = "$want" ]
+	[ "$(checksum $DST_DEV 0 $((64 << 20)))" = "$want" ]
+	dd if="$DST_DEV" of=/dev/null bs=4k count=256 iflag=direct status=none
+	# The kernel short of memory takes them back.
+	wait_for 30 drop_spares
+	[ "$(checksum $DST_DEV 0 $((64 << 20)))" = "$want" ]
+	stat_at_least "$e" spare_pages 16
+	# So does a client that leaves.
+	rmdir "$DST_CFS/remotes/r1"
+	wait_for 30 spares_are 0
+}
+
 @test "ext4 on DST: mkfs, files, fsck clean, files intact after remount" {
 	dst_export e1 /dev/ram0 "$SRV"
 	dst_attach r1 "$SRV" export=e1
