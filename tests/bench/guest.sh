@@ -3,14 +3,19 @@
 # 256 MiB brd served by DST (1, 2 and 4 connections; 2 with hmac(sha256)
 # frames, and with hmac(sha256) + gcm(aes)), NBD (nbd-server)
 # and NVMe/TCP (nvmet), all over 127.0.0.1, and used raw, with the same
-# four fio jobs in the same order.  One "target job iops MiB/s" line per
-# run goes to $DST_RESULTS/bench.txt; versions to bench.versions.
+# four fio jobs in the same order.  Two rounds, the second in reverse
+# order: a guest under TCG speeds up or slows down over a boot (NVMe/TCP
+# at 4k QD1 went from 5,500 to 7,400 IOPS over one), which would favour
+# whichever target comes last; averaged, a linear drift cancels.  One
+# "target job iops MiB/s round" line per run goes to
+# $DST_RESULTS/bench.txt; versions to bench.versions.
 set -eu
 
 top=${DST_TOP:?DST_TOP not set}
 out=${DST_RESULTS:?DST_RESULTS not set}
 cfs=/sys/kernel/config
-runtime=${DST_BENCH_RUNTIME:-8}
+runtime=${DST_BENCH_RUNTIME:-6}
+rounds=${DST_BENCH_ROUNDS:-2}
 ramp=${DST_BENCH_RAMP:-2}
 # Subsets, for profiling one target: DST_BENCH_TARGETS="dst" DST_BENCH_CONNS=1
 # DST_BENCH_JOBS="read-1m-qd8" (the names below)
@@ -44,11 +49,12 @@ measure() {
 			--time_based --runtime="$runtime" --ramp_time="$ramp" \
 			--size=256M $(job "$j") --output-format=json \
 			--output="$work/$1-$j.json" > /dev/null
-		python3 - "$work/$1-$j.json" "$1" "$j" >> "$out/bench.txt" <<'PY'
+		python3 - "$work/$1-$j.json" "$1" "$j" "$round" >> "$out/bench.txt" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))["jobs"][0]
 rw = d["write"] if d["write"]["io_bytes"] > d["read"]["io_bytes"] else d["read"]
-print(sys.argv[2], sys.argv[3], round(rw["iops"]), round(rw["bw_bytes"] / 2**20, 1))
+print(sys.argv[2], sys.argv[3], round(rw["iops"]), round(rw["bw_bytes"] / 2**20, 1),
+      sys.argv[4])
 PY
 		tail -n 1 "$out/bench.txt"
 	done
@@ -75,10 +81,10 @@ want() {
 	return 1
 }
 
-if want raw; then
-say "raw brd"
-measure raw /dev/ram0
-fi
+run_raw() {
+	say "raw brd"
+	measure raw /dev/ram0
+}
 
 # dst_run LABEL CONNECTIONS [HASH [CIPHER]]: DST measured as LABEL.
 dst_run() {
@@ -90,34 +96,64 @@ dst_run() {
 	dst_down "$out/$label.stats"
 }
 
-if want dst; then
-insmod "$top/module/dst.ko"
-for n in $conns; do
-	dst_run "dst-$n" "$n"
-done
-rmmod dst
-fi
+# run_dst ORDER: one DST pair per connection count, in ORDER.
+run_dst() {
+	insmod "$top/module/dst.ko"
+	for n in $1; do
+		dst_run "dst-$n" "$n"
+	done
+	rmmod dst
+}
 
 # The same with every frame authenticated, then also encrypted (2
 # connections, so both vCPUs hash).
-if want dst-crypto; then
-insmod "$top/module/dst.ko"
-dst_run dst-hmac 2 'hmac(sha256)'
-dst_run dst-gcm 2 'hmac(sha256)' 'gcm(aes)'
-rmmod dst
-fi
+run_dst_crypto() {
+	insmod "$top/module/dst.ko"
+	dst_run dst-hmac 2 'hmac(sha256)'
+	dst_run dst-gcm 2 'hmac(sha256)' 'gcm(aes)'
+	rmmod dst
+}
 
-if want nbd; then
-say "NBD"
-nbd_up
-measure nbd "$dev"
-nbd_down
-fi
+run_nbd() {
+	say "NBD"
+	nbd_up
+	measure nbd "$dev"
+	nbd_down
+}
 
-if want nvme; then
-say "NVMe/TCP"
-nvme_up
-measure nvme-tcp "$dev"
-nvme_down
-fi
+run_nvme() {
+	say "NVMe/TCP"
+	nvme_up
+	measure nvme-tcp "$dev"
+	nvme_down
+}
+
+# run TARGET CONNECTION_ORDER
+run() {
+	want "$1" || return 0
+	case "$1" in
+	raw) run_raw ;;
+	dst) run_dst "$2" ;;
+	dst-crypto) run_dst_crypto ;;
+	nbd) run_nbd ;;
+	nvme) run_nvme ;;
+	esac
+}
+
+rev() {
+	r=""
+	for w in $1; do r="$w $r"; done
+	echo "$r"
+}
+
+round=1
+while [ "$round" -le "$rounds" ]; do
+	say "round $round"
+	if [ $((round % 2)) -eq 1 ]; then
+		for t in raw dst dst-crypto nbd nvme; do run "$t" "$conns"; done
+	else
+		for t in nvme nbd dst-crypto dst raw; do run "$t" "$(rev "$conns")"; done
+	fi
+	round=$((round + 1))
+done
 say "done"
