@@ -100,7 +100,6 @@ struct dst_export {
 	struct mutex reserve_lock;	/* one request at a time in the reserve */
 	atomic_t spare_pages;		/* held in the connections' spares */
 	struct shrinker spare_shrinker;	/* gives them back under pressure */
-	bool shrinker_on;
 
 	struct mutex conns_lock;	/* conns, nr_conns, stopping */
 	struct list_head conns;
@@ -195,8 +194,8 @@ struct dst_io {
  * A page sent with sendpage is still referenced by the socket buffers
  * until the peer has it, so a spare is reused only once its count is
  * down to our own reference: nobody else can write to it or read it.
- * Spares are bounded per connection and per export; they are memory
- * the page allocator cannot reclaim.
+ * Spares are bounded per connection and per export, and a shrinker
+ * gives them back when the kernel runs short of memory.
  */
 static struct dst_spares *dst_spares_of(struct dst_sconn *conn,
 					unsigned int order)
@@ -206,6 +205,21 @@ static struct dst_spares *dst_spares_of(struct dst_sconn *conn,
 	if (order == DST_SRV_SEG_ORDER)
 		return &conn->spares[1];
 	return NULL;
+}
+
+/* The ring's ends; under spare_lock. */
+static void dst_spares_push(struct dst_spares *sp, struct page *page)
+{
+	sp->page[(sp->head + sp->nr++) % DST_SRV_SPARES] = page;
+}
+
+static struct page *dst_spares_pop(struct dst_spares *sp)
+{
+	struct page *page = sp->page[sp->head];
+
+	sp->head = (sp->head + 1) % DST_SRV_SPARES;
+	sp->nr--;
+	return page;
 }
 
 static struct page *dst_spare_get(struct dst_sconn *conn, unsigned int order)
@@ -223,16 +237,13 @@ static struct page *dst_spare_get(struct dst_sconn *conn, unsigned int order)
 	 * page held long (a slow peer, retransmissions) blocks nothing.
 	 */
 	for (i = 0; i < min(sp->nr, DST_SRV_SPARE_TRIES); i++) {
-		struct page *p = sp->page[sp->head];
+		struct page *p = dst_spares_pop(sp);
 
 		if (page_count(p) == 1) {
 			page = p;
-			sp->head = (sp->head + 1) % DST_SRV_SPARES;
-			sp->nr--;
 			break;
 		}
-		sp->page[(sp->head + sp->nr) % DST_SRV_SPARES] = p;
-		sp->head = (sp->head + 1) % DST_SRV_SPARES;
+		dst_spares_push(sp, p);
 	}
 	spin_unlock(&conn->spare_lock);
 	if (page)
@@ -242,25 +253,24 @@ static struct page *dst_spare_get(struct dst_sconn *conn, unsigned int order)
 
 static void dst_spare_put(struct dst_sconn *conn, struct page *page)
 {
-	unsigned int order = compound_order(page);
-	struct dst_spares *sp = dst_spares_of(conn, order);
+	unsigned int n = 1 << compound_order(page);
+	struct dst_spares *sp = dst_spares_of(conn, compound_order(page));
 	atomic_t *budget = &conn->exp->spare_pages;
 
-	if (sp && atomic_add_return(1 << order, budget) <=
-	    DST_SRV_SPARE_PAGES) {
+	if (sp) {
 		spin_lock(&conn->spare_lock);
 		if (sp->nr < DST_SRV_SPARES) {
-			sp->page[(sp->head + sp->nr) % DST_SRV_SPARES] = page;
-			sp->nr++;
-			page = NULL;
+			if (atomic_add_return(n, budget) <= DST_SRV_SPARE_PAGES) {
+				dst_spares_push(sp, page);
+				page = NULL;
+			} else {
+				atomic_sub(n, budget);
+			}
 		}
 		spin_unlock(&conn->spare_lock);
-		if (!page)
-			return;
 	}
-	if (sp)
-		atomic_sub(1 << order, budget);
-	put_page(page);
+	if (page)
+		put_page(page);
 }
 
 /*
@@ -270,30 +280,23 @@ static void dst_spare_put(struct dst_sconn *conn, struct page *page)
 static unsigned long dst_spares_drop(struct dst_sconn *conn,
 				     unsigned long max)
 {
-	struct page *batch[16];
 	unsigned long done = 0;
-	unsigned int i, n;
+	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(conn->spares) && done < max; i++) {
+	spin_lock(&conn->spare_lock);
+	for (i = 0; i < ARRAY_SIZE(conn->spares); i++) {
 		struct dst_spares *sp = &conn->spares[i];
 
-		do {
-			spin_lock(&conn->spare_lock);
-			for (n = 0; n < ARRAY_SIZE(batch) && sp->nr &&
-			     done < max; n++) {
-				batch[n] = sp->page[sp->head];
-				sp->head = (sp->head + 1) % DST_SRV_SPARES;
-				sp->nr--;
-				done += 1 << compound_order(batch[n]);
-			}
-			spin_unlock(&conn->spare_lock);
-			while (n--) {
-				atomic_sub(1 << compound_order(batch[n]),
-					   &conn->exp->spare_pages);
-				put_page(batch[n]);
-			}
-		} while (READ_ONCE(sp->nr) && done < max);
+		while (sp->nr && done < max) {
+			struct page *page = dst_spares_pop(sp);
+			unsigned int n = 1 << compound_order(page);
+
+			atomic_sub(n, &conn->exp->spare_pages);
+			put_page(page);
+			done += n;
+		}
 	}
+	spin_unlock(&conn->spare_lock);
 	return done;
 }
 
@@ -1491,8 +1494,8 @@ inval:
 
 static void dst_export_free(struct dst_export *exp)
 {
-	if (exp->shrinker_on)
-		unregister_shrinker(&exp->spare_shrinker);
+	/* A no-op if it was never registered. */
+	unregister_shrinker(&exp->spare_shrinker);
 	if (exp->crypto_wq)
 		destroy_workqueue(exp->crypto_wq);
 	if (exp->send_wq)
@@ -1575,7 +1578,6 @@ int dst_export_start(struct dst_node *node)
 	err = register_shrinker(&exp->spare_shrinker, "dst-%s", node->name);
 	if (err)
 		goto out;
-	exp->shrinker_on = true;
 	err = -ENOMEM;
 	if (node->cfg.crypto.key_len) {
 		int threads = dst_node_get_param(node, DST_P_CRYPTO_THREADS);
