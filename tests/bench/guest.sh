@@ -140,20 +140,21 @@ run() {
 	esac
 }
 
+# rev WORDS: the words in reverse order.
 rev() {
 	r=""
 	for w in $1; do r="$w $r"; done
 	echo "$r"
 }
 
+order="raw dst dst-crypto nbd nvme"
 round=1
 while [ "$round" -le "$rounds" ]; do
 	say "round $round"
-	if [ $((round % 2)) -eq 1 ]; then
-		for t in raw dst dst-crypto nbd nvme; do run "$t" "$conns"; done
-	else
-		for t in nvme nbd dst-crypto dst raw; do run "$t" "$(rev "$conns")"; done
-	fi
+	for t in $order; do run "$t" "$conns"; done
+	# The next round goes back the way this one came.
+	order=$(rev "$order")
+	conns=$(rev "$conns")
 	round=$((round + 1))
 done
 say "done"

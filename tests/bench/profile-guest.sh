@@ -29,39 +29,35 @@ die() { echo "profile: $*" >&2; exit 1; }
 
 . "$top/tests/bench/targets.sh"
 
-# sample TARGET: fio on $dev, the host sampling in the middle of its run.
-sample() {
+# start_fio TARGET: fio on $dev in the background ($fio), running long
+# enough for 3 s of settling, the measurement and some slack.
+start_fio() {
 	fio --name="$1" --filename="$dev" --ioengine=libaio --direct=1 \
 		--time_based --runtime=$((secs + 5)) --size=256M \
 		--rw=$rw --bs="$bs" --iodepth="$qd" --output-format=json \
 		--output="$work/$1.json" > /dev/null &
 	fio=$!
-	cat /proc/kallsyms > "$out/$1.kallsyms"
+}
+
+# trace TARGET: fio on $dev, measured in the middle of its run: the
+# scheduler's events, or with $cpu the host's samples of the CPUs.
+trace() {
+	start_fio "$1"
+	[ "$cpu" -eq 0 ] || cat /proc/kallsyms > "$out/$1.kallsyms"
 	sleep 3
-	touch "$out/go-$1"
-	sleep "$secs"
-	touch "$out/stop-$1"
-	wait "$fio" || die "fio failed on $1"
-	python3 - "$1" "$work/$1.json" >> "$out/profile.txt" <<'PY'
+	if [ "$cpu" -eq 1 ]; then
+		touch "$out/go-$1"
+		sleep "$secs"
+		touch "$out/stop-$1"
+		wait "$fio" || die "fio failed on $1"
+		python3 - "$1" "$work/$1.json" >> "$out/profile.txt" <<'PY'
 import json, sys
 job = json.load(open(sys.argv[2]))["jobs"][0]["read"]
 print("%-10s %7.0f IOPS, %.1f MiB/s while sampled" %
       (sys.argv[1], job["iops"], job["bw_bytes"] / 2**20))
 PY
-}
-
-# trace TARGET: fio on $dev, traced in the middle of its run.
-trace() {
-	if [ "$cpu" -eq 1 ]; then
-		sample "$1"
 		return
 	fi
-	fio --name="$1" --filename="$dev" --ioengine=libaio --direct=1 \
-		--time_based --runtime=$((secs + 5)) --size=256M \
-		--rw=$rw --bs="$bs" --iodepth="$qd" --output-format=json \
-		--output="$work/$1.json" > /dev/null &
-	fio=$!
-	sleep 3
 	echo > $tr/trace
 	for e in sched_wakeup sched_switch sched_migrate_task; do
 		echo 1 > $tr/events/sched/$e/enable

@@ -40,11 +40,14 @@ def load(results):
     return vals, runs, versions
 
 
+def pick(v, unit):
+    """The figure of an (IOPS, MiB/s) pair that a workload is read in."""
+    return v[1] if unit == "MiB/s" else v[0]
+
+
 def value(vals, target, job, unit):
     v = vals.get((target, job))
-    if v is None:
-        return None
-    return v[1] if unit == "MiB/s" else v[0]
+    return None if v is None else pick(v, unit)
 
 
 def fmt(v, unit):
@@ -81,7 +84,7 @@ def tables(vals):
 
 def by_round(runs, target, job, unit):
     r = runs.get((target, job), {})
-    return {n: (v[1] if unit == "MiB/s" else v[0]) for n, v in r.items()}
+    return {n: pick(v, unit) for n, v in r.items()}
 
 
 def rounds(runs):
