@@ -6,11 +6,13 @@
  * shakes hands on each (all must describe the same export), and adds a
  * blk-mq disk with one hardware queue per connection.  queue_rq sends a
  * request in the submitter's context (BLK_MQ_F_BLOCKING: sending may
- * sleep) on its queue's connection, or on a surviving one; each
- * connection's receive loop runs as a work item on the node's own
- * WQ_MEM_RECLAIM workqueue, reads replies straight into the request's
- * pages and completes them.  trans.c names the transactions and decides
- * who owns each one.
+ * sleep) on its queue's connection, or on a surviving one.  Replies are
+ * read straight into the request's pages and completed, either in the
+ * softirq that received them, when a reply is all there and nothing
+ * about it is unusual (the fast path), or by the connection's receive
+ * loop, a work item on the node's own WQ_MEM_RECLAIM workqueue, which
+ * handles everything.  trans.c names the transactions and decides who
+ * owns each one.
  *
  * The network is allowed to fail (docs/resilience.md has the state
  * machines).  An unanswered request is resent after trans_scan_timeout
@@ -631,12 +633,12 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	} else {
 		/* Requeued: its reply may have come meanwhile. */
 		blk_mq_start_request(rq);
-		mutex_lock(&cmd->lock);
+		spin_lock_bh(&cmd->lock);
 		if (dst_cmd_take_answer(rq)) {
-			mutex_unlock(&cmd->lock);
+			spin_unlock_bh(&cmd->lock);
 			return BLK_STS_OK;
 		}
-		mutex_unlock(&cmd->lock);
+		spin_unlock_bh(&cmd->lock);
 	}
 
 	/*
@@ -655,7 +657,7 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 			if (conn->live)
 				goto send;
 			ret = BLK_STS_OK;
-			mutex_lock(&cmd->lock);
+			spin_lock_bh(&cmd->lock);
 			if (!dst_cmd_take_answer(rq)) {
 				clear_bit(DST_CMD_RESENDING, &cmd->flags);
 				if (READ_ONCE(rem->failfast) ||
@@ -664,7 +666,7 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 				else
 					set_bit(DST_CMD_ORPHAN, &cmd->flags);
 			}
-			mutex_unlock(&cmd->lock);
+			spin_unlock_bh(&cmd->lock);
 			mutex_unlock(&conn->tx_lock);
 			return ret;
 		}
@@ -686,9 +688,9 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 
 send:
-	mutex_lock(&cmd->lock);
+	spin_lock_bh(&cmd->lock);
 	if (dst_cmd_take_answer(rq)) {
-		mutex_unlock(&cmd->lock);
+		spin_unlock_bh(&cmd->lock);
 		mutex_unlock(&conn->tx_lock);
 		return BLK_STS_OK;
 	}
@@ -703,7 +705,7 @@ send:
 		   dst_crypto_tag_len(conn->crypto);
 	set_bit(DST_CMD_INFLIGHT, &cmd->flags);
 	set_bit(DST_CMD_SENDING, &cmd->flags);
-	mutex_unlock(&cmd->lock);
+	spin_unlock_bh(&cmd->lock);
 
 	/*
 	 * From here on a reply may come at any moment: the reply to an
@@ -717,10 +719,10 @@ send:
 	/* Cork only the queue's own connection: commit_rqs pushes that one. */
 	err = dst_rconn_send(conn, rq, &m,
 			     !bd->last && conn == hctx->driver_data);
-	mutex_lock(&cmd->lock);
+	spin_lock_bh(&cmd->lock);
 	clear_bit(DST_CMD_SENDING, &cmd->flags);
 	answered = test_and_clear_bit(DST_CMD_ANSWERED, &cmd->flags);
-	mutex_unlock(&cmd->lock);
+	spin_unlock_bh(&cmd->lock);
 	mutex_unlock(&conn->tx_lock);
 	/* Answered while it was being sent (a fast server): ours to end. */
 	if (answered)
@@ -789,10 +791,11 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	enum { HOLD, RESEND, TIMEOUT, FAIL } what = HOLD;
 	unsigned int tries;
 
-	mutex_lock(&cmd->lock);
+	spin_lock_bh(&cmd->lock);
 	tries = cmd->retries;
-	if (test_bit(DST_CMD_SENDING, &cmd->flags)) {
-		/* queue_rq is still writing it out: not ours to touch. */
+	if (test_bit(DST_CMD_SENDING, &cmd->flags) ||
+	    test_bit(DST_CMD_RECEIVING, &cmd->flags)) {
+		/* Its pages are being sent or filled: not ours to touch. */
 	} else if (test_bit(DST_CMD_INFLIGHT, &cmd->flags)) {
 		/*
 		 * The server has not even received all of it: the network
@@ -826,7 +829,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		blk_mq_complete_request(rq);
 		break;
 	}
-	mutex_unlock(&cmd->lock);
+	spin_unlock_bh(&cmd->lock);
 
 	/* rq may be on its way again or finished: use the copies. */
 	switch (what) {
@@ -864,7 +867,7 @@ static int dst_init_request(struct blk_mq_tag_set *set, struct request *rq,
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
-	mutex_init(&cmd->lock);
+	spin_lock_init(&cmd->lock);
 	cmd->conn = -1;
 	return 0;
 }
@@ -890,35 +893,41 @@ static blk_status_t dst_status_to_blk(u32 status)
 	}
 }
 
-/* A READ reply's data, straight into the request's pages, a bio a call. */
-static int dst_recv_data(struct dst_rconn *conn, struct request *rq)
+/*
+ * A READ reply's data, straight into the request's pages, a bio a call:
+ * by the receive loop, which may wait for it (@sk NULL), or by the fast
+ * path from a socket that has all of it, after @skip bytes of header.
+ */
+static int dst_recv_data(struct dst_rconn *conn, struct sock *sk, u32 skip,
+			 struct request *rq)
 {
 	struct bio *bio;
 	int err = 0;
 
 	__rq_for_each_bio(bio, rq) {
+		const struct bio_vec *bv = __bvec_iter_bvec(bio->bi_io_vec,
+							    bio->bi_iter);
 		struct bvec_iter bi;
-		struct bio_vec bv;
+		struct bio_vec v;
 		unsigned int nr = 0;
 
-		bio_for_each_bvec(bv, bio, bi)
+		bio_for_each_bvec(v, bio, bi)
 			nr++;
-		err = dst_sock_recv_bvecs(conn->sock,
-					  __bvec_iter_bvec(bio->bi_io_vec,
-							   bio->bi_iter),
-					  nr, bio->bi_iter.bi_size,
-					  bio->bi_iter.bi_bvec_done);
+		if (sk)
+			err = dst_sk_read_bvecs(sk, skip, bv, nr,
+						bio->bi_iter.bi_size,
+						bio->bi_iter.bi_bvec_done);
+		else
+			err = dst_sock_recv_bvecs(conn->sock, bv, nr,
+						  bio->bi_iter.bi_size,
+						  bio->bi_iter.bi_bvec_done);
 		if (err)
 			break;
+		skip = 0;
 	}
 	return err;
 }
 
-/*
- * One reply.  Returns 0 to go on, or an error that ends the connection:
- * the socket failed, or the server sent something no correct server
- * sends (logged once, with the reason).
- */
 /*
  * With session keys: read the tag of the frame whose header is @hdr
  * (its data, if any, is in @rq's pages already) and check it.  Nothing
@@ -952,13 +961,61 @@ static int dst_rconn_open_frame(struct dst_rconn *conn,
 	return err;
 }
 
+/*
+ * Whether reply @m, which @rq awaits (cmd->lock held), fits the request
+ * as it was sent on @conn: NULL if so, else what is wrong with it.
+ */
+static const char *dst_reply_mismatch(struct dst_rconn *conn,
+				      struct request *rq,
+				      const struct dst_msg *m)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	if (cmd->conn != conn->idx)
+		return "reply on a connection its request was not sent on";
+	if (m->cmd != (cmd->op | DST_CMD_REPLY) ||
+	    (cmd->op != DST_CMD_FLUSH &&
+	     (m->len != blk_rq_bytes(rq) ||
+	      m->offset != (u64)blk_rq_pos(rq) << SECTOR_SHIFT)))
+		return "reply does not match its request";
+	return NULL;
+}
+
+/*
+ * @rq has its answer, data and all.  Returns true if the caller now owns
+ * it and must complete it (dst_trans_complete(), after dropping
+ * cmd->lock, which is held here).
+ */
+static bool dst_reply_answer(struct request *rq, u32 status)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	if (test_bit(DST_CMD_RESENDING, &cmd->flags) ||
+	    test_bit(DST_CMD_SENDING, &cmd->flags)) {
+		/*
+		 * Requeued to be resent, or a copy is being sent: queue_rq
+		 * finishes it instead, once it no longer needs it.
+		 */
+		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
+		cmd->status = dst_status_to_blk(status);
+		set_bit(DST_CMD_ANSWERED, &cmd->flags);
+		return false;
+	}
+	return dst_trans_take(rq, dst_status_to_blk(status));
+}
+
+/*
+ * One reply, by the receive loop.  Returns 0 to go on, or an error that
+ * ends the connection: the socket failed, or the server sent something
+ * no correct server sends (logged once, with the reason).
+ */
 static int dst_recv_reply(struct dst_rconn *conn)
 {
 	struct dst_remote *rem = conn->rem;
 	struct dst_crypto *c = conn->crypto;
 	struct dst_wire_hdr hdr;
 	const char *why = NULL;
-	bool data, done;
+	bool data, done, awaited;
 	struct request *rq;
 	struct dst_cmd *cmd;
 	struct dst_msg m;
@@ -996,70 +1053,160 @@ static int dst_recv_reply(struct dst_rconn *conn)
 	if (!rq) {
 		if (why)
 			goto proto;
-		/* Stale: its request timed out.  Skip what it carries. */
-		if (m.cmd != (DST_CMD_READ | DST_CMD_REPLY) || m.status)
-			return 0;
-		if (m.len > rem->geo.max_io) {
-			why = "stale reply longer than max_io";
-			goto proto;
-		}
-		/*
-		 * Under session keys the data must be checked, and there
-		 * are no pages to check it in: start afresh.
-		 */
-		if (c) {
-			why = "stale READ reply under session keys";
-			goto proto;
-		}
-		return dst_sock_discard(conn->sock, m.len);
+		goto stale;
 	}
-
 	cmd = blk_mq_rq_to_pdu(rq);
-	if (cmd->conn != conn->idx) {
-		mutex_unlock(&cmd->lock);
-		why = "reply on a connection its request was not sent on";
+	spin_lock_bh(&cmd->lock);
+	awaited = dst_trans_awaited(rq, m.id);
+	if (awaited)
+		why = dst_reply_mismatch(conn, rq, &m);
+	/*
+	 * The data may take a while to come: RECEIVING keeps the request
+	 * from being completed under it meanwhile (the timeout handler
+	 * holds it; only this loop orphans what was sent on this
+	 * connection).  A resend may still go out: the server answers the
+	 * id once.
+	 */
+	if (awaited && !why && data)
+		set_bit(DST_CMD_RECEIVING, &cmd->flags);
+	/* Ours once taken: completed without holding up the next user. */
+	done = awaited && !why && !data && dst_reply_answer(rq, m.status);
+	spin_unlock_bh(&cmd->lock);
+	if (!awaited)
+		goto stale;
+	if (why)
 		goto proto;
-	}
-	if (m.cmd != (cmd->op | DST_CMD_REPLY) ||
-	    (cmd->op != DST_CMD_FLUSH &&
-	     (m.len != blk_rq_bytes(rq) ||
-	      m.offset != (u64)blk_rq_pos(rq) << SECTOR_SHIFT))) {
-		mutex_unlock(&cmd->lock);
-		why = "reply does not match its request";
-		goto proto;
-	}
 	if (data) {
-		err = dst_recv_data(conn, rq);
+		err = dst_recv_data(conn, NULL, 0, rq);
 		if (!err && c)
 			err = dst_rconn_open_frame(conn, &hdr, rq);
-		if (err) {
-			mutex_unlock(&cmd->lock);
+		spin_lock_bh(&cmd->lock);
+		clear_bit(DST_CMD_RECEIVING, &cmd->flags);
+		done = !err && dst_reply_answer(rq, m.status);
+		spin_unlock_bh(&cmd->lock);
+		if (err)
 			return err;
-		}
 	}
-	if (test_bit(DST_CMD_RESENDING, &cmd->flags) ||
-	    test_bit(DST_CMD_SENDING, &cmd->flags)) {
-		/*
-		 * Requeued to be resent, or a copy is being sent: queue_rq
-		 * finishes it instead, once it no longer needs it.
-		 */
-		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
-		cmd->status = dst_status_to_blk(m.status);
-		set_bit(DST_CMD_ANSWERED, &cmd->flags);
-		mutex_unlock(&cmd->lock);
-		return 0;
-	}
-	/* Ours once taken: completed without holding up the next user. */
-	done = dst_trans_take(rq, dst_status_to_blk(m.status));
-	mutex_unlock(&cmd->lock);
 	if (done)
 		dst_trans_complete(rq);
 	return 0;
+
+stale:
+	/* Its request timed out, or the tag moved on.  Skip what it carries. */
+	if (m.cmd != (DST_CMD_READ | DST_CMD_REPLY) || m.status)
+		return 0;
+	if (m.len > rem->geo.max_io) {
+		why = "stale reply longer than max_io";
+		goto proto;
+	}
+	/*
+	 * Under session keys the data must be checked, and there are no
+	 * pages to check it in: start afresh.
+	 */
+	if (c) {
+		why = "stale READ reply under session keys";
+		goto proto;
+	}
+	return dst_sock_discard(conn->sock, m.len);
 
 proto:
 	pr_err("%s: protocol error from %pISpc on connection %d: %s\n",
 	       dst_rem_name(rem), &rem->node->cfg.addr, conn->idx, why);
 	return -EPROTO;
+}
+
+/*
+ * Replies the fast path takes, at most: a larger one is copied by the
+ * receive loop, on a CPU of its own, rather than in the softirq of
+ * whoever sent it (on loopback, the server's loop, which has the next
+ * request to serve).
+ */
+#define DST_RX_FAST_MAX		(64 << 10)
+
+/*
+ * The fast path's one frame: 1 taken, 0 nothing more to take now, -1
+ * for the loop.  It takes only what it can finish here and now -- a
+ * reply for a request in flight that is all in the socket, or a PING
+ * reply -- and waits for the rest of one that is not all there yet, if
+ * the socket has room for all of it.  Everything else it leaves, unread,
+ * to the loop: replies that are stale, malformed or large, and every
+ * frame under session keys.  Errors are the loop's to find and report.
+ */
+static int dst_rconn_rx_fast_one(struct dst_rconn *conn, struct sock *sk)
+{
+	struct dst_remote *rem = conn->rem;
+	struct dst_wire_hdr hdr;
+	struct dst_cmd *cmd;
+	struct request *rq;
+	const char *why;
+	struct dst_msg m;
+	u32 inq, len;
+	bool done = false;
+	int ret;
+
+	/* A frame half there: the rest comes with the next data_ready. */
+	inq = dst_sk_inq(sk);
+	if (inq < sizeof(hdr))
+		return 0;
+	if (!dst_sk_peek(sk, &hdr, sizeof(hdr)) || dst_msg_decode(&hdr, &m) ||
+	    !(m.cmd & DST_CMD_REPLY) || m.status >= DST_ST_MAX)
+		return -1;
+	if (m.cmd == (DST_CMD_PING | DST_CMD_REPLY)) {
+		if (m.len || m.status ||
+		    dst_sk_read_bvecs(sk, sizeof(hdr), NULL, 0, 0, 0))
+			return -1;
+		WRITE_ONCE(conn->last_rx, jiffies);
+		return 1;
+	}
+	len = m.cmd == (DST_CMD_READ | DST_CMD_REPLY) && !m.status ? m.len : 0;
+	if (len > DST_RX_FAST_MAX)
+		return -1;
+	if (inq - sizeof(hdr) < len)
+		return dst_sk_room_for(sk, sizeof(hdr) + len) ? 0 : -1;
+
+	rq = dst_trans_find(&rem->set, m.id, &why);
+	if (!rq)
+		return -1;
+	cmd = blk_mq_rq_to_pdu(rq);
+	spin_lock_bh(&cmd->lock);
+	ret = -1;
+	if (dst_trans_awaited(rq, m.id) && !dst_reply_mismatch(conn, rq, &m) &&
+	    !test_bit(DST_CMD_RECEIVING, &cmd->flags)) {
+		/*
+		 * Every byte is there, so the read cannot come up short;
+		 * if it did, the stream would be out of step and the loop
+		 * would find it so and end the connection, orphaning rq
+		 * with the rest.
+		 */
+		if (!WARN_ON_ONCE(len ? dst_recv_data(conn, sk, sizeof(hdr), rq) :
+				  dst_sk_read_bvecs(sk, sizeof(hdr), NULL, 0,
+						    0, 0))) {
+			WRITE_ONCE(conn->last_rx, jiffies);
+			done = dst_reply_answer(rq, m.status);
+			ret = 1;
+		}
+	}
+	spin_unlock_bh(&cmd->lock);
+	if (done)
+		dst_trans_complete(rq);
+	return ret;
+}
+
+/*
+ * The watch's fast path (conn.c), in softirq: complete the replies that
+ * are all there, where they arrived.  True if it took everything.
+ */
+static bool dst_rconn_rx_fast(struct dst_sock_watch *w, struct sock *sk)
+{
+	struct dst_rconn *conn = container_of(w, struct dst_rconn, watch);
+	int ret;
+
+	/* The loop handles a connection going or coming, and all keyed ones. */
+	if (!smp_load_acquire(&conn->live) || READ_ONCE(conn->crypto))
+		return false;
+	while ((ret = dst_rconn_rx_fast_one(conn, sk)) > 0)
+		;
+	return !ret;
 }
 
 static void dst_rconn_down(struct dst_rconn *conn, int err);
@@ -1085,9 +1232,12 @@ static void dst_recv_work(struct work_struct *work)
 	if (!smp_load_acquire(&conn->live))
 		return;
 	/*
-	 * Queued for bytes an earlier run already read: return rather than
+	 * The socket is ours until the watch has it back: from here the
+	 * fast path leaves its bytes to this loop.  Queued for bytes an
+	 * earlier run (or the fast path) already read: return rather than
 	 * wait for the next frame here, where it may not arrive.
 	 */
+	dst_sock_watch_claim(conn->sock, &conn->watch);
 	noio = memalloc_noio_save();
 	err = 0;
 	while (!err && !dst_sock_idle(conn->sock)) {
@@ -1167,7 +1317,8 @@ static void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 	dst_crypto_free(old_crypto);
 
 	WRITE_ONCE(conn->last_rx, jiffies);
-	dst_sock_watch(sock, &conn->watch, rem->wq, &conn->recv_work);
+	dst_sock_watch(sock, &conn->watch, rem->wq, &conn->recv_work,
+		       dst_rconn_rx_fast);
 	mutex_lock(&conn->tx_lock);
 	conn->epoch++;
 	/* A stale run of the receive loop that sees live sees this sock. */
@@ -1486,6 +1637,11 @@ static void dst_remote_close(struct dst_remote *rem, int started)
 		dst_rconn_kill(&rem->conns[i]);
 	for (i = 0; i < started; i++)
 		flush_work(&rem->conns[i].recv_work);
+	/* The fast path must not look at requests once the tag set goes. */
+	for (i = 0; i < rem->nr_conns; i++)
+		if (rem->conns[i].sock)
+			dst_sock_unwatch(rem->conns[i].sock,
+					 &rem->conns[i].watch);
 }
 
 static void dst_remote_cancel_works(struct dst_remote *rem)
@@ -1610,7 +1766,7 @@ int dst_remote_start(struct dst_node *node)
 		struct dst_rconn *conn = &rem->conns[started];
 
 		dst_sock_watch(conn->sock, &conn->watch, rem->wq,
-			       &conn->recv_work);
+			       &conn->recv_work, dst_rconn_rx_fast);
 		queue_work(rem->wq, &conn->recv_work);
 	}
 	if (rem->ka_ms)

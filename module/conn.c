@@ -154,6 +154,19 @@ static int dst_sock_neighbour(int cpu)
  * The socket's own callbacks still run, for a loop that does wait for
  * the rest of a frame that is half received.
  *
+ * A watch with a fast path (the client's) first offers the bytes to it,
+ * right here, while no receive loop has claimed the socket: a reply that
+ * is all there completes in the context that received it -- on loopback
+ * the server's own loop, whose send delivered it -- and the I/O costs
+ * one context switch less.  Whatever the fast path does not take (a
+ * frame that is not all there, anything unusual) claims the socket for
+ * the loop, which then reads until the socket is idle and gives it back
+ * (dst_sock_watch_ran()).  Only one of them ever reads: the fast path
+ * runs either in softirq under the socket's spinlock with no process
+ * owning the socket, or in the owner's release_sock() (a sender; the
+ * loop has the socket claimed while it owns it), with softirq keeping
+ * off; and dst_sock_watch_claim() waits out a run in progress.
+ *
  * Called in softirq, or in process context (release_sock(), shutdown)
  * where read_lock_bh() keeps us on this CPU.  @state: the state changed,
  * else data came in.
@@ -167,9 +180,14 @@ static void dst_sock_kick(struct sock *sk, bool state)
 	if (w) {
 		int cpu = smp_processor_id();
 
-		if (READ_ONCE(w->busy))
-			cpu = dst_sock_neighbour(cpu);
-		queue_work_on(cpu, w->wq, w->work);
+		if (state || !w->fast || READ_ONCE(w->claimed) ||
+		    !w->fast(w, sk)) {
+			if (w->fast)
+				WRITE_ONCE(w->claimed, true);
+			if (READ_ONCE(w->busy))
+				cpu = dst_sock_neighbour(cpu);
+			queue_work_on(cpu, w->wq, w->work);
+		}
 		(state ? w->state_change : w->data_ready)(sk);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
@@ -191,18 +209,22 @@ static void dst_sock_state_change(struct sock *sk)
  * @w: the watch, to live until dst_sock_unwatch()
  * @wq: a per-CPU workqueue
  * @work: the receive loop
+ * @fast: reads whole frames in softirq (see dst_sock_kick()), or NULL
  *
  * Install before the loop first runs: bytes that came before are found
- * by that run.
+ * by that run, which has the socket to itself until it ends.
  */
 void dst_sock_watch(struct socket *sock, struct dst_sock_watch *w,
-		    struct workqueue_struct *wq, struct work_struct *work)
+		    struct workqueue_struct *wq, struct work_struct *work,
+		    bool (*fast)(struct dst_sock_watch *w, struct sock *sk))
 {
 	struct sock *sk = sock->sk;
 
 	write_lock_bh(&sk->sk_callback_lock);
 	w->wq = wq;
 	w->work = work;
+	w->fast = fast;
+	w->claimed = true;
 	w->busy = false;
 	w->quiet = DST_SOCK_QUIET_RUNS;
 	w->probe_at = jiffies;
@@ -465,11 +487,17 @@ int dst_sock_discard(struct socket *sock, size_t len)
  * depth 1 probing costs that many cross-CPU wakeups ten times a second.
  * Measured in docs/benchmarks.md.
  *
+ * It also ends the loop's claim on the socket (dst_sock_watch_claim()).
+ *
  * Called only from the loop itself, and a work item never runs on two
- * CPUs at once: the fields have one writer.
+ * CPUs at once: the placement fields have one writer.
  */
 void dst_sock_watch_ran(struct dst_sock_watch *w, unsigned int frames)
 {
+	/* The loop found the socket idle: the fast path may read again. */
+	if (w->fast)
+		/* Release: the loop's reads come before the fast path's. */
+		smp_store_release(&w->claimed, false);
 	if (frames > 1) {
 		w->quiet = 0;
 	} else if (w->quiet < DST_SOCK_QUIET_RUNS) {
@@ -480,4 +508,126 @@ void dst_sock_watch_ran(struct dst_sock_watch *w, unsigned int frames)
 		w->quiet = 0;
 	}
 	WRITE_ONCE(w->busy, w->quiet < DST_SOCK_QUIET_RUNS);
+}
+
+/*
+ * The receive loop of a watch with a fast path takes the socket before
+ * it reads: from here until dst_sock_watch_ran() the fast path leaves
+ * the bytes alone.  A fast path running right now, in softirq or in the
+ * socket owner's release_sock(), is done with them before this returns.
+ */
+void dst_sock_watch_claim(struct socket *sock, struct dst_sock_watch *w)
+{
+	WRITE_ONCE(w->claimed, true);
+	lock_sock(sock->sk);
+	release_sock(sock->sk);
+}
+
+/*
+ * Reading for a fast path: called from sk_data_ready, in softirq with
+ * the socket's spinlock held and no process owning the socket, or in
+ * the owner's release_sock(); either way the receive queue is ours.
+ * Bytes received in order and not yet read:
+ */
+u32 dst_sk_inq(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	s32 n = READ_ONCE(tp->rcv_nxt) - READ_ONCE(tp->copied_seq);
+
+	return n > 0 ? n : 0;
+}
+
+/*
+ * Whether a frame of @len bytes whose start is in the socket will come
+ * whole while it lies there unread: it fits in the receive window with
+ * room to spare, whatever the buffers' overhead.  Else it must be read
+ * as it comes.
+ */
+bool dst_sk_room_for(const struct sock *sk, u32 len)
+{
+	return len <= READ_ONCE(sk->sk_rcvbuf) / 4;
+}
+
+/* Copy the next @len unread bytes without reading them; false if short. */
+bool dst_sk_peek(struct sock *sk, void *buf, u32 len)
+{
+	u32 seq = tcp_sk(sk)->copied_seq;
+	struct sk_buff *skb;
+	u32 done = 0;
+
+	if (dst_sk_inq(sk) < len)
+		return false;
+	skb_queue_walk(&sk->sk_receive_queue, skb) {
+		u32 off = seq - TCP_SKB_CB(skb)->seq;
+		u32 n;
+
+		if (off >= skb->len)
+			continue;	/* read already, or a bare FIN */
+		n = min(len - done, skb->len - off);
+		if (skb_copy_bits(skb, off, buf + done, n))
+			return false;
+		done += n;
+		seq += n;
+		if (done == len)
+			return true;
+	}
+	return false;
+}
+
+struct dst_sk_reader {
+	u32 skip;		/* bytes to drop first (a header peeked at) */
+	struct iov_iter *iter;	/* then these */
+	int err;
+};
+
+static int dst_sk_read_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			     unsigned int off, size_t len)
+{
+	struct dst_sk_reader *rd = desc->arg.data;
+	size_t used, n;
+
+	len = min_t(size_t, len, desc->count);
+	used = min_t(size_t, len, rd->skip);
+	rd->skip -= used;
+	if (used < len && rd->iter) {
+		n = len - used;
+		if (skb_copy_datagram_iter(skb, off + used, rd->iter, n)) {
+			rd->err = -EFAULT;
+			return used ? used : -EFAULT;
+		}
+		used += n;
+	}
+	desc->count -= used;
+	return used;
+}
+
+/**
+ * dst_sk_read_bvecs - read @skip bytes, then @len into bio_vecs
+ * @sk: the socket, as for dst_sk_peek()
+ * @skip: bytes to drop first
+ * @bv: @nr bio_vecs, filled from @offset bytes into the first
+ * @nr: how many
+ * @len: bytes for them (0: only skip)
+ * @offset: into the first
+ *
+ * All of it must be there (dst_sk_inq()).  Returns 0, or -EIO if fewer
+ * bytes were read than asked, which leaves the stream out of step: the
+ * caller must end the connection.
+ */
+int dst_sk_read_bvecs(struct sock *sk, u32 skip, const struct bio_vec *bv,
+		      unsigned int nr, size_t len, size_t offset)
+{
+	struct dst_sk_reader rd = { .skip = skip };
+	read_descriptor_t desc = { .count = skip + len };
+	struct iov_iter iter;
+	int ret;
+
+	if (len) {
+		iov_iter_bvec(&iter, ITER_DEST, bv, nr, len);
+		iter.iov_offset = offset;
+		rd.iter = &iter;
+	}
+	desc.arg.data = &rd;
+	ret = tcp_read_sock(sk, &desc, dst_sk_read_actor);
+	return ret == skip + len && !rd.err ? 0 : -EIO;
 }

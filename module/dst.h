@@ -327,6 +327,9 @@ struct dst_sock_watch {
 	unsigned long probe_at;	/* jiffies: when a quiet loop tries again */
 	void (*data_ready)(struct sock *sk);	/* the socket's own ... */
 	void (*state_change)(struct sock *sk);	/* ... chained to */
+	/* Reads whole frames in softirq; true if it took all there was. */
+	bool (*fast)(struct dst_sock_watch *w, struct sock *sk);
+	bool claimed;	/* the loop reads: the fast path keeps off */
 };
 
 void dst_sock_watch_ran(struct dst_sock_watch *w, unsigned int frames);
@@ -344,8 +347,15 @@ bool dst_sock_acked(struct socket *sock, u32 seq);
 bool dst_sock_has_input(struct socket *sock, u32 bytes);
 bool dst_sock_idle(struct socket *sock);
 void dst_sock_watch(struct socket *sock, struct dst_sock_watch *w,
-		    struct workqueue_struct *wq, struct work_struct *work);
+		    struct workqueue_struct *wq, struct work_struct *work,
+		    bool (*fast)(struct dst_sock_watch *w, struct sock *sk));
 void dst_sock_unwatch(struct socket *sock, struct dst_sock_watch *w);
+void dst_sock_watch_claim(struct socket *sock, struct dst_sock_watch *w);
+u32 dst_sk_inq(const struct sock *sk);
+bool dst_sk_peek(struct sock *sk, void *buf, u32 len);
+bool dst_sk_room_for(const struct sock *sk, u32 len);
+int dst_sk_read_bvecs(struct sock *sk, u32 skip, const struct bio_vec *bv,
+		      unsigned int nr, size_t len, size_t offset);
 u64 dst_sock_progress(struct socket *sock);
 void dst_sock_push(struct socket *sock);
 int dst_sock_send(struct socket *sock, const void *buf, size_t len,
@@ -361,7 +371,7 @@ int dst_sock_peer(struct socket *sock, struct sockaddr_storage *ss);
 
 /* trans.c: in-flight transactions of a remote node */
 struct dst_cmd {
-	struct mutex lock;	/* a reply vs. timeout vs. connection loss */
+	spinlock_t lock;	/* a reply vs. timeout vs. connection loss */
 	unsigned long flags;
 	u16 gen;		/* bumped at every send: stale replies */
 	u8 op;			/* DST_CMD_* sent */
@@ -379,6 +389,7 @@ struct dst_cmd {
 #define DST_CMD_RESENDING	2	/* timed out, requeued to be sent again */
 #define DST_CMD_ANSWERED	3	/* ... and its reply came meanwhile */
 #define DST_CMD_SENDING		4	/* queue_rq is still reading its pages */
+#define DST_CMD_RECEIVING	5	/* its reply's data is being written */
 
 struct dst_trans_gens;
 struct dst_trans_gens *dst_trans_gens_alloc(unsigned int nr_hw_queues,
@@ -389,6 +400,7 @@ u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
 u32 dst_trans_key(u64 id, u16 *gen);
 struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 			       const char **why);
+bool dst_trans_awaited(struct request *rq, u64 id);
 bool dst_trans_take(struct request *rq, blk_status_t status);
 void dst_trans_complete(struct request *rq);
 void dst_trans_requeue(struct request *rq);

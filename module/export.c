@@ -1234,7 +1234,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 			release_sock(conn->sock->sk);
 			conn->established = true;
 			dst_sock_watch(conn->sock, &conn->watch, exp->recv_wq,
-				       &conn->recv_work);
+				       &conn->recv_work, NULL);
 		}
 	}
 	/* Queued for bytes an earlier run already read: wait for more. */

@@ -26,8 +26,11 @@
  * Whoever clears INFLIGHT or ORPHAN (a reply, the timeout handler, the
  * loss of a connection, a reconnection, fail_timeout_s) owns the request
  * and either completes it or requeues it to be sent again.  cmd->lock is
- * held across the reception of a reply's data so that nobody else
- * completes a request whose pages are still being written.
+ * a spinlock, taken with bottom halves off: a reply may be taken in
+ * softirq (client.c's fast path), which copies its data under the lock.
+ * The receive loop, which may sleep in the middle of a reply's data,
+ * marks the request RECEIVING instead, and nobody completes a request
+ * whose pages are still being written.
  */
 #include <linux/blk-mq.h>
 #include <linux/slab.h>
@@ -98,10 +101,10 @@ u32 dst_trans_key(u64 id, u16 *gen)
  * @id: the id from the reply
  * @why: reason, when there is none
  *
- * Returns the request with its cmd->lock held and DST_CMD_INFLIGHT or
- * DST_CMD_RESENDING set, or NULL: an id that never existed is a protocol
- * error (@why says so), one that has finished or been reused is a stale
- * reply (@why is NULL).
+ * Returns the request that holds @id's tag, or NULL if no request ever
+ * could (@why says so: a protocol error).  Whether the reply is the one
+ * that request awaits, rather than a stale one for an earlier user of
+ * the tag, only dst_trans_awaited() can tell, under cmd->lock.
  */
 struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 			       const char **why)
@@ -109,8 +112,6 @@ struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 	u32 unique = lower_32_bits(id);
 	u16 hwq = blk_mq_unique_tag_to_hwq(unique);
 	u16 tag = blk_mq_unique_tag_to_tag(unique);
-	struct request *rq;
-	struct dst_cmd *cmd;
 
 	*why = NULL;
 	if (id >> (DST_ID_GEN_SHIFT + 16) || hwq >= set->nr_hw_queues ||
@@ -119,26 +120,29 @@ struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 		return NULL;
 	}
 	/*
-	 * Not blk_mq_request_started(): a request the timeout handler has
-	 * requeued to be resent is idle to blk-mq until queue_rq starts it
-	 * again, yet the reply to its first copy is the only one the server
-	 * will ever send (it drops the copy).  Our own state bits, under
-	 * cmd->lock, say whether a reply is awaited; the pointer is always
-	 * one of the tag set's preallocated requests (no I/O scheduler), or
-	 * the flush request borrowing the tag, so it is safe to look at.
+	 * The pointer is always one of the tag set's preallocated requests
+	 * (no I/O scheduler), or the flush request borrowing the tag, so it
+	 * is safe to look at and to lock.
 	 */
-	rq = blk_mq_tag_to_rq(set->tags[hwq], tag);
-	if (!rq)
-		return NULL;
-	cmd = blk_mq_rq_to_pdu(rq);
-	mutex_lock(&cmd->lock);
-	if (cmd->gen != ((id >> DST_ID_GEN_SHIFT) & DST_ID_GEN_MASK) ||
-	    !(test_bit(DST_CMD_INFLIGHT, &cmd->flags) ||
-	      test_bit(DST_CMD_RESENDING, &cmd->flags))) {
-		mutex_unlock(&cmd->lock);
-		return NULL;
-	}
-	return rq;
+	return blk_mq_tag_to_rq(set->tags[hwq], tag);
+}
+
+/*
+ * Whether @rq awaits the reply with @id: the same generation, and
+ * DST_CMD_INFLIGHT or DST_CMD_RESENDING set.  Not
+ * blk_mq_request_started(): a request the timeout handler has requeued
+ * to be resent is idle to blk-mq until queue_rq starts it again, yet the
+ * reply to its first copy is the only one the server will ever send (it
+ * drops the copy).  Called with cmd->lock held.
+ */
+bool dst_trans_awaited(struct request *rq, u64 id)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	lockdep_assert_held(&cmd->lock);
+	return cmd->gen == ((id >> DST_ID_GEN_SHIFT) & DST_ID_GEN_MASK) &&
+	       (test_bit(DST_CMD_INFLIGHT, &cmd->flags) ||
+		test_bit(DST_CMD_RESENDING, &cmd->flags));
 }
 
 /*
@@ -160,8 +164,9 @@ bool dst_trans_take(struct request *rq, blk_status_t status)
 
 /*
  * Complete a request its caller owns (dst_trans_take(), or a reply that
- * came while queue_rq was still sending), from process context: the
- * receive loop or queue_rq.  blk_mq_complete_request() hands a one-queue
+ * came while queue_rq was still sending): from the receive loop or
+ * queue_rq, or the receive fast path in softirq.  In process context
+ * blk_mq_complete_request() would hand a one-queue
  * disk's completions to BLOCK_SOFTIRQ, and raised outside an interrupt
  * that means waking ksoftirqd: a context switch per request (traced:
  * one ksoftirqd wakeup per I/O at QD1 with one connection, none with
@@ -208,7 +213,7 @@ static bool dst_trans_iter_one(struct request *rq, void *data)
 		ctx->n++;
 		return true;
 	}
-	mutex_lock(&cmd->lock);
+	spin_lock_bh(&cmd->lock);
 	if (ctx->conn >= 0 && cmd->conn != ctx->conn)
 		goto out;
 	switch (ctx->what) {
@@ -233,7 +238,7 @@ static bool dst_trans_iter_one(struct request *rq, void *data)
 		break;
 	}
 out:
-	mutex_unlock(&cmd->lock);
+	spin_unlock_bh(&cmd->lock);
 	return true;
 }
 
