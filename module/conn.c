@@ -25,24 +25,50 @@
 #include "dst.h"
 
 /*
- * A storage socket: no Nagle (a 32-byte header must not wait for an ACK),
- * and no allocation that could recurse into I/O, since the pages being
- * reclaimed may be the ones this socket is writing out.  @memalloc lets
- * the client's sockets dip into the emergency reserves, as nbd does, so
- * swap on DST can make progress.  sk_use_task_frag must be off: a socket
- * used from reclaim context must not use the task's page fragment.
+ * A storage socket: no allocation that could recurse into I/O, since the
+ * pages being reclaimed may be the ones this socket is writing out.
+ *
+ * The @client's sockets dip into the emergency reserves, as nbd's do, so
+ * swap on DST can make progress, and they keep Nagle's algorithm: a
+ * request frame is held while the server has not acknowledged an earlier
+ * one, and goes out with the next segment the server sends -- a reply
+ * (the server batches them) or an ACK.  With a queue of requests in
+ * flight, fio's 4 KiB requests then leave a few to a segment instead of
+ * one segment, one softirq and one server wakeup each; at queue depth 1
+ * nothing is unacknowledged and a request leaves at once.  The server
+ * acknowledges at once what it read whenever requests stay in its
+ * backing device (dst_sock_ack_now()), so a request is held behind a
+ * slow one for no longer than the server takes to read it.
+ *
+ * The server's sockets send without delay (TCP_NODELAY): it pushes a
+ * batch of replies itself once it has read what the client sent.
+ *
+ * sk_use_task_frag must be off: a socket used from reclaim context must
+ * not use the task's page fragment.
  */
-void dst_sock_setup(struct socket *sock, bool memalloc)
+void dst_sock_setup(struct socket *sock, bool client)
 {
 	struct sock *sk = sock->sk;
 
-	tcp_sock_set_nodelay(sk);
+	if (!client)
+		tcp_sock_set_nodelay(sk);
 	lock_sock(sk);
-	sk->sk_allocation = GFP_NOIO | (memalloc ? __GFP_MEMALLOC : 0);
+	sk->sk_allocation = GFP_NOIO | (client ? __GFP_MEMALLOC : 0);
 	sk->sk_use_task_frag = false;
 	release_sock(sk);
-	if (memalloc)
+	if (client)
 		sk_set_memalloc(sk);
+}
+
+/*
+ * Acknowledge what was read now rather than with the next reply: the
+ * client holds its next request until this ACK or that reply comes
+ * (dst_sock_setup()).  The socket goes back to delaying its ACKs to
+ * ride on replies.
+ */
+void dst_sock_ack_now(struct socket *sock)
+{
+	tcp_sock_set_quickack(sock->sk, 2);
 }
 
 /* Bound blocking sends and receives (handshake); 0 means forever. */

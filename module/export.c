@@ -1268,6 +1268,13 @@ static void dst_sconn_recv_work(struct work_struct *work)
 			dst_sconn_flush_replies(conn);
 		/* All read: the watch brings the loop back for the next. */
 		if (!more && dst_sock_idle(conn->sock)) {
+			/*
+			 * Requests left in the backing device: no reply is
+			 * coming soon to carry the ACK the client's next
+			 * request waits for (Nagle, dst_sock_setup()).
+			 */
+			if (atomic_read(&conn->inflight))
+				dst_sock_ack_now(conn->sock);
 			dst_sock_watch_ran(&conn->watch, frames);
 			memalloc_noio_restore(noio);
 			return;

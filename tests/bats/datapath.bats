@@ -222,6 +222,42 @@ nullb_teardown() {
 	grep " ${nb/:/,} WF" $t/trace	# a FUA write reached nullb0
 }
 
+# in_flight DEV OP N: DEV's queue holds OP (-eq, -ge) N requests now.
+in_flight() {
+	[ "$(awk '{print $1 + $2}' "/sys/block/$1/inflight")" "$2" "$3" ]
+}
+
+@test "requests behind a slow one reach the backing device before its reply" {
+	# The client holds a request while an earlier one is unacknowledged
+	# (Nagle); the server must acknowledge what it read even when no
+	# reply can follow soon, or requests would queue behind the slowest.
+	teardown() { nullb_teardown; }
+	modprobe null_blk nr_devices=0
+	DST_MADE_NULLB=1
+	local d=/sys/kernel/config/nullb/nullb0 i pids=
+	mkdir "$d"
+	echo 64 > "$d/size"
+	echo 2 > "$d/irqmode"			# complete from a timer ...
+	echo 1500000000 > "$d/completion_nsec"	# ... after 1.5 s
+	echo 1 > "$d/power"
+	wait_for 10 test -b /dev/nullb0
+	dst_export e1 /dev/nullb0 "$SRV"
+	dst_attach r1 "$SRV" export=e1 connections=1
+	# The partition scan and udev's probe of the new disk go first.
+	udevadm settle -t 120 || true
+	wait_for 60 in_flight nullb0 -eq 0
+	for i in 1 2 3 4; do
+		dd if="$DST_DEV" of=/dev/null bs=4k count=1 skip=$((i * 16)) \
+			iflag=direct status=none &
+		pids="$pids $!"
+	done
+	# All four are in the backing device together, within its 1.5 s.
+	wait_for 3 in_flight nullb0 -ge 4
+	for i in $pids; do
+		wait "$i"
+	done
+}
+
 @test "bad configuration gives its documented errno and changes nothing" {
 	e=$DST_CFS/exports/e1
 	r=$DST_CFS/remotes/r1
