@@ -402,6 +402,13 @@ static struct socket *dst_rconn_open(struct dst_remote *rem,
 		goto fail;
 	}
 	dst_sock_set_timeout(sock, 0);
+	/*
+	 * Under session keys every reply is checked by the receive loop
+	 * and a request held for the server's ACK waits for that too:
+	 * measured, keyed 4k reads at QD32 lost a third with Nagle on.
+	 */
+	if (*cryptop)
+		dst_sock_nodelay(sock);
 	return sock;
 fail:
 	sock_release(sock);

@@ -41,7 +41,8 @@
  * slow one for no longer than the server takes to read it.
  *
  * The server's sockets send without delay (TCP_NODELAY): it pushes a
- * batch of replies itself once it has read what the client sent.
+ * batch of replies itself once it has read what the client sent.  So do
+ * the client's sockets under session keys (dst_sock_nodelay()).
  *
  * sk_use_task_frag must be off: a socket used from reclaim context must
  * not use the task's page fragment.
@@ -58,6 +59,12 @@ void dst_sock_setup(struct socket *sock, bool client)
 	release_sock(sk);
 	if (client)
 		sk_set_memalloc(sk);
+}
+
+/* Send every frame at once after all: a client socket under session keys. */
+void dst_sock_nodelay(struct socket *sock)
+{
+	tcp_sock_set_nodelay(sock->sk);
 }
 
 /*

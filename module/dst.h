@@ -341,6 +341,7 @@ struct socket *dst_sock_listen(struct net *net,
 			       const struct sockaddr_storage *addr);
 void dst_sock_setup(struct socket *sock, bool client);
 void dst_sock_ack_now(struct socket *sock);
+void dst_sock_nodelay(struct socket *sock);
 void dst_sock_set_timeout(struct socket *sock, int timeout_ms);
 void dst_sock_keepalive(struct socket *sock, int idle_s, int intvl_s, int cnt);
 u32 dst_sock_queued_seq(struct socket *sock);
