@@ -344,6 +344,12 @@ static void dst_io_free(struct dst_io *io)
 	struct dst_export *exp = conn->exp;
 	unsigned int i;
 
+	/* Only dst_queue_reply() unhashes: a hashed dst_io is a bug. */
+	if (WARN_ON_ONCE(io->hashed)) {
+		spin_lock_irq(&conn->lock);
+		hash_del(&io->hnode);
+		spin_unlock_irq(&conn->lock);
+	}
 	if (io->bio)
 		bio_put(io->bio);
 	for (i = 0; i < io->nr_segs; i++) {
@@ -454,9 +460,16 @@ static u32 dst_io_key(u64 id)
 	return lower_32_bits(id);
 }
 
+/*
+ * Publish @io's reply.  Everything is decided and done under conn->lock:
+ * the moment the lock is dropped the send work may take the reply, send
+ * it and free @io, and with the last request gone the receive loop may
+ * free the connection itself, so neither is touched afterwards.
+ */
 static void dst_queue_reply(struct dst_io *io)
 {
 	struct dst_sconn *conn = io->conn;
+	struct dst_export *exp = conn->exp;
 	unsigned long flags;
 
 	spin_lock_irqsave(&conn->lock, flags);
@@ -466,19 +479,22 @@ static void dst_queue_reply(struct dst_io *io)
 		io->hashed = false;
 	}
 	list_add_tail(&io->entry, &conn->replies);
-	spin_unlock_irqrestore(&conn->lock, flags);
 	/*
 	 * A bio that completed inside submit_bio() (brd, a cache hit) or a
 	 * reply the rx loop queued itself is sent by the rx loop, without
-	 * waking another thread; anything else wakes the send work.
+	 * waking another thread; anything else wakes the send work.  Only
+	 * task context can be the loop: an interrupt that completes a bio
+	 * runs on whatever task it interrupted, which may be the loop
+	 * about to sleep in recvmsg with the reply unseen.
 	 */
 	if (conn->crypto)
-		queue_work(conn->exp->crypto_wq, &conn->send_work);
-	else if (READ_ONCE(conn->submitter) != current)
-		queue_work(conn->exp->send_wq, &conn->send_work);
+		queue_work(exp->crypto_wq, &conn->send_work);
+	else if (!in_task() || READ_ONCE(conn->submitter) != current)
+		queue_work(exp->send_wq, &conn->send_work);
 	else if (io->m.cmd == (DST_CMD_READ | DST_CMD_REPLY) &&
 		 io->m.status == DST_ST_OK)
 		conn->held_bytes += io->m.len;
+	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
 /* May run in interrupt context: only note the status and queue. */
@@ -1156,9 +1172,6 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 	case DST_CMD_PING:
 		dst_queue_reply(io);
 		return 0;
-	}
-	dst_sconn_hash(conn, io);
-	switch (m.cmd) {
 	case DST_CMD_READ:
 		dst_io_alloc_pages(io, m.len);
 		break;
@@ -1175,6 +1188,12 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 		}
 		break;
 	}
+	/*
+	 * Read, checked, now published: the request is hashed (a resend
+	 * of its id finds it) only once nothing can fail before its bio,
+	 * keyed or not, so no error path ever frees a hashed dst_io.
+	 */
+	dst_sconn_hash(conn, io);
 	dst_io_submit(io);
 	return 0;
 }
