@@ -23,6 +23,8 @@
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/wait.h>
+#include <asm/unaligned.h>
 
 #include "dst.h"
 
@@ -123,7 +125,9 @@ static u64 dst_cn_param(const struct dst_ctl *ctl, unsigned int i)
 {
 	const void *p = (const void *)ctl + dst_cn_params[i].offset;
 
-	return dst_cn_params[i].is_u64 ? *(const u64 *)p : *(const u32 *)p;
+	/* A message's payload has no alignment the ABI promises. */
+	return dst_cn_params[i].is_u64 ? get_unaligned((const u64 *)p) :
+					 get_unaligned((const u32 *)p);
 }
 
 /*
@@ -352,12 +356,9 @@ static int dst_cn_crypto(const struct dst_ctl *ctl, struct dst_node *node,
 		err = dst_crypto_check_cipher(c->cipher_algo);
 	if (err)
 		goto wipe;
-	/* EBUSY (enabled) can only come from the first, changing nothing. */
-	err = dst_node_set_hash(node, c->hash_algo);
-	if (!err)
-		err = dst_node_set_cipher(node, c->cipher_algo);
-	if (!err && klen)
-		err = dst_node_set_key(node, key, klen);
+	/* All three at once: an enable never sees half of them. */
+	err = dst_node_set_crypto(node, c->hash_algo, c->cipher_algo,
+				  klen ? key : NULL, klen);
 	if (!err && c->thread_num)
 		err = dst_node_set_param(node, DST_P_CRYPTO_THREADS,
 					 c->thread_num);
@@ -434,15 +435,30 @@ static int dst_cn_handle(struct cn_msg *msg)
  * namespace is the sender's (as for a configfs write), and the message
  * may be answered before the sender reads its socket.
  */
+/*
+ * The connector holds no reference on this module while it runs a
+ * callback, and cn_del_callback() does not wait for running ones: the
+ * module counts them itself, and dst_connector_exit() waits for the
+ * count to drop.  A callback that finds the door closing refuses.
+ */
+static atomic_t dst_cn_running = ATOMIC_INIT(0);
+static bool dst_cn_closing;
+static DECLARE_WAIT_QUEUE_HEAD(dst_cn_wait);
+
 static void dst_cn_callback(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 {
 	int err;
 
-	if (!capable(CAP_SYS_ADMIN))
+	atomic_inc(&dst_cn_running);
+	if (READ_ONCE(dst_cn_closing))
+		err = -ESHUTDOWN;
+	else if (!capable(CAP_SYS_ADMIN))
 		err = -EPERM;
 	else
 		err = dst_cn_handle(msg);
 	dst_cn_ack(msg, nsp, err);
+	if (atomic_dec_and_test(&dst_cn_running))
+		wake_up(&dst_cn_wait);
 }
 
 int dst_connector_init(void)
@@ -461,5 +477,7 @@ int dst_connector_init(void)
 
 void dst_connector_exit(void)
 {
+	WRITE_ONCE(dst_cn_closing, true);
 	cn_del_callback(&dst_cn_id);
+	wait_event(dst_cn_wait, !atomic_read(&dst_cn_running));
 }

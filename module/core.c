@@ -192,6 +192,14 @@ struct dst_node *dst_node_create(const char *name, enum dst_role role)
  */
 void dst_node_remove(struct dst_node *node)
 {
+	/*
+	 * No enable may follow: a connector DST_START that found the node
+	 * before it left the registry may be waiting for node->lock, and
+	 * would otherwise start a node nobody can reach or stop again.
+	 */
+	mutex_lock(&node->lock);
+	node->removed = true;
+	mutex_unlock(&node->lock);
 	dst_node_enable(node, false);
 
 	mutex_lock(&dst_nodes_lock);
@@ -340,6 +348,10 @@ int dst_node_enable(struct dst_node *node, bool on)
 	mutex_lock(&node->lock);
 	if (on == node->enabled)
 		goto out;
+	if (on && node->removed) {
+		err = -ENODEV;
+		goto out;
+	}
 
 	if (on) {
 		WRITE_ONCE(node->state, DST_STATE_STARTING);
@@ -492,6 +504,44 @@ int dst_node_set_key(struct dst_node *node, const u8 *key, unsigned int len)
 		c->key_len = key ? len : 0;
 		if (key)
 			memcpy(c->key, key, len);
+	}
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+/**
+ * dst_node_set_crypto - set hash, cipher and key in one step
+ * @node: the node
+ * @hash: hash name ("" for none), already checked by the caller
+ * @cipher: cipher name ("" for none), already checked by the caller
+ * @key: the key, or NULL to keep the one set
+ * @len: its length
+ *
+ * For the connector's DST_CRYPTO, which carries all three: they change
+ * together under one hold of node->lock, so no enable can start the
+ * node with half of them.  -EBUSY while enabled, -EINVAL for a bad key
+ * length or name; nothing changes then.
+ */
+int dst_node_set_crypto(struct dst_node *node, const char *hash,
+			const char *cipher, const u8 *key, unsigned int len)
+{
+	struct dst_crypto_cfg *c = &node->cfg.crypto;
+	int err;
+
+	if ((key && (len < DST_KEY_MIN || len > DST_KEY_MAX)) ||
+	    strnlen(hash, DST_NAMELEN) == DST_NAMELEN ||
+	    strnlen(cipher, DST_NAMELEN) == DST_NAMELEN)
+		return -EINVAL;
+	mutex_lock(&node->lock);
+	err = dst_node_check_configurable(node, "crypto");
+	if (!err) {
+		strscpy_pad(c->hash, hash, DST_NAMELEN);
+		strscpy_pad(c->cipher, cipher, DST_NAMELEN);
+		if (key) {
+			memzero_explicit(c->key, sizeof(c->key));
+			memcpy(c->key, key, len);
+			c->key_len = len;
+		}
 	}
 	mutex_unlock(&node->lock);
 	return err;

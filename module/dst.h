@@ -118,6 +118,7 @@ struct dst_node {
 	struct mutex lock;
 	enum dst_state state;		/* written under lock, read lockless */
 	bool enabled;
+	bool removed;			/* leaving the registry: no enable */
 	struct dst_config cfg;
 
 	/*
@@ -207,6 +208,8 @@ int dst_node_set_hash(struct dst_node *node, const char *name);
 int dst_node_set_cipher(struct dst_node *node, const char *name);
 ssize_t dst_node_show_alg(struct dst_node *node, char *buf, bool cipher);
 int dst_node_set_key(struct dst_node *node, const u8 *key, unsigned int len);
+int dst_node_set_crypto(struct dst_node *node, const char *hash,
+			const char *cipher, const u8 *key, unsigned int len);
 ssize_t dst_node_show_key(struct dst_node *node, char *buf);
 ssize_t dst_node_show_addr(struct dst_node *node, char *buf);
 ssize_t dst_node_show_state(struct dst_node *node, char *buf);
@@ -392,6 +395,7 @@ struct dst_cmd {
 #define DST_CMD_ANSWERED	3	/* ... and its reply came meanwhile */
 #define DST_CMD_SENDING		4	/* queue_rq is still reading its pages */
 #define DST_CMD_RECEIVING	5	/* its reply's data is being written */
+#define DST_CMD_EXPIRED		6	/* out of retries: fails once fenced */
 
 struct dst_trans_gens;
 struct dst_trans_gens *dst_trans_gens_alloc(unsigned int nr_hw_queues,
