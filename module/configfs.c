@@ -244,19 +244,25 @@ static ssize_t dsta_key_store(struct config_item *item, const char *page,
 
 	while (len && isspace(page[len - 1]))
 		len--;
-	if (!len)
-		return dst_node_set_key(node, NULL, 0) ?: count;
-	if (len % 2 || len / 2 > DST_KEY_MAX || len / 2 < DST_KEY_MIN) {
+	if (!len) {
+		err = dst_node_set_key(node, NULL, 0);
+	} else if (len % 2 || len / 2 > DST_KEY_MAX || len / 2 < DST_KEY_MIN) {
 		pr_err("%s: key must be %d to %d bytes in hex\n",
 		       node->name, DST_KEY_MIN, DST_KEY_MAX);
-		return -EINVAL;
+		err = -EINVAL;
+	} else {
+		err = hex2bin(key, page, len / 2);
+		if (err)
+			pr_err("%s: key is not hex\n", node->name);
+		else
+			err = dst_node_set_key(node, key, len / 2);
+		memzero_explicit(key, sizeof(key));
 	}
-	err = hex2bin(key, page, len / 2);
-	if (err)
-		pr_err("%s: key is not hex\n", node->name);
-	else
-		err = dst_node_set_key(node, key, len / 2);
-	memzero_explicit(key, sizeof(key));
+	/*
+	 * configfs's write buffer is ours until we return, and is freed
+	 * later without being cleared: the hex key must not outlive us.
+	 */
+	memzero_explicit((char *)page, count);
 	return err ? err : count;
 }
 CONFIGFS_ATTR(dsta_, key);

@@ -105,6 +105,39 @@ static struct crypto_aead *dst_alloc_aead(const char *name)
 	return crypto_alloc_aead(name, 0, CRYPTO_ALG_ASYNC);
 }
 
+/*
+ * Seal one small frame the way every frame is sealed: the nonce is the
+ * frame counter in the IV's last eight bytes, zeros before it.  An AEAD
+ * with rules of its own for the nonce (ccm(aes) wants a length field in
+ * the IV's first byte) refuses it, and would refuse every frame.
+ */
+static int dst_crypto_try_seal(struct crypto_aead *tfm)
+{
+	unsigned int iv = crypto_aead_ivsize(tfm);
+	unsigned int len = 16 + crypto_aead_authsize(tfm);
+	struct aead_request *req;
+	struct scatterlist sg;
+	u8 *buf;
+	int err;
+
+	buf = kzalloc(len + DST_IV_MAX, GFP_KERNEL);
+	req = aead_request_alloc(tfm, GFP_KERNEL);
+	if (!buf || !req) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dst_seq_encode(buf + len + iv - sizeof(u64), 1);
+	sg_init_one(&sg, buf, len);
+	aead_request_set_callback(req, 0, NULL, NULL);
+	aead_request_set_ad(req, 0);
+	aead_request_set_crypt(req, &sg, &sg, 16, buf + len);
+	err = crypto_aead_encrypt(req);
+out:
+	aead_request_free(req);
+	kfree(buf);
+	return err;
+}
+
 int dst_crypto_check_cipher(const char *name)
 {
 	static const u8 zero[DST_AEAD_KEYLEN];
@@ -119,18 +152,21 @@ int dst_crypto_check_cipher(const char *name)
 	}
 	iv = crypto_aead_ivsize(tfm);
 	err = crypto_aead_setkey(tfm, zero, sizeof(zero));
-	crypto_free_aead(tfm);
 	if (err) {
 		pr_err("cipher '%s' does not take a %d-bit key\n", name,
 		       DST_AEAD_KEYLEN * 8);
-		return -EINVAL;
-	}
-	if (iv < sizeof(u64) || iv > DST_IV_MAX) {
+		err = -EINVAL;
+	} else if (iv < sizeof(u64) || iv > DST_IV_MAX) {
 		pr_err("cipher '%s' has a %u-byte nonce; DST needs 8 to %d\n",
 		       name, iv, DST_IV_MAX);
-		return -EINVAL;
+		err = -EINVAL;
+	} else if (dst_crypto_try_seal(tfm)) {
+		pr_err("cipher '%s' refuses DST's nonces (a frame counter in the IV's last 8 bytes); use e.g. gcm(aes)\n",
+		       name);
+		err = -EINVAL;
 	}
-	return 0;
+	crypto_free_aead(tfm);
+	return err;
 }
 
 /* --- the handshake ---------------------------------------------------- */
