@@ -44,6 +44,7 @@
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
@@ -56,7 +57,23 @@
 #define DST_SRV_MAX_INFLIGHT	1024	/* per connection */
 #define DST_SRV_REPLY_BATCH	32	/* requests read before replies go */
 #define DST_SRV_REPLY_BYTES	SZ_64K	/* ... or read data held back */
-#define DST_SRV_MAX_CONNS	200	/* per export */
+#define DST_SRV_MAX_CONNS	200	/* established, per export */
+/*
+ * Connections still in the handshake: a bounded number, a few per
+ * source address, fewer still for addresses the access list refuses
+ * (they are only told so), each with DST_SRV_HELLO_MS for the whole
+ * handshake.  None of them counts against DST_SRV_MAX_CONNS.
+ */
+#define DST_SRV_MAX_HANDSHAKES	64
+#define DST_SRV_MAX_HANDSHAKES_SRC 8
+#define DST_SRV_MAX_REFUSING	4
+/*
+ * Request data a connection, and an export in all, may hold at once:
+ * pages stay pinned until their reply is sent, and a client that reads
+ * its socket slowly would otherwise pin up to DST_SRV_MAX_INFLIGHT MiB.
+ */
+#define DST_SRV_CONN_BYTES	SZ_16M
+#define DST_SRV_EXPORT_BYTES	SZ_256M
 #define DST_SRV_RESERVE_IOS	16
 /* Segments a dst_io holds itself: up to 16 KiB even in single pages. */
 #define DST_SRV_INLINE_SEGS	4
@@ -71,6 +88,7 @@
 #define DST_SRV_HELLO_MS	10000	/* a client must say HELLO by then */
 #define DST_SRV_SEND_MS		30000	/* a client must read replies */
 #define DST_SRV_FENCE_MS	30000	/* a replaced connection must drain */
+#define DST_SRV_DRAIN_MS	30000	/* disable: clients take replies */
 #define DST_SRV_KA_IDLE_S	20	/* TCP keepalive: a vanished client */
 #define DST_SRV_KA_INTVL_S	5
 #define DST_SRV_KA_CNT		4
@@ -101,11 +119,15 @@ struct dst_export {
 	atomic_t spare_pages;		/* held in the connections' spares */
 	struct shrinker spare_shrinker;	/* gives them back under pressure */
 
-	struct mutex conns_lock;	/* conns, nr_conns, stopping */
+	struct mutex conns_lock;	/* conns, nr_*, stopping */
 	struct list_head conns;
-	int nr_conns;
+	int nr_conns;			/* all, in the handshake or not */
+	int nr_handshakes;		/* ... of which in the handshake */
+	int nr_refusing;		/* ... of which the list refuses */
 	bool stopping;
 	wait_queue_head_t wait;		/* a connection is gone */
+	atomic_long_t pinned;		/* request data held, all conns */
+	wait_queue_head_t mem_wait;	/* ... went below the budget */
 
 	struct dst_io_stats __percpu *stats;
 	atomic64_t fenced;		/* connections replaced by a reconnect */
@@ -129,6 +151,7 @@ struct dst_sconn {
 	spinlock_t lock;		/* replies; taken from bio completion */
 	struct list_head replies;
 	atomic_t inflight;		/* requests read and not yet freed */
+	atomic_t pinned;		/* their data, bytes */
 	wait_queue_head_t wait;
 	bool dead;			/* sending failed: drop replies */
 
@@ -152,6 +175,9 @@ struct dst_sconn {
 	u16 nr_queues, queue_depth;
 	bool fenced;			/* replaced by a newer connection */
 	bool established;		/* handshake done (rx loop reruns) */
+	bool refusing;			/* the list refused it at accept */
+	/* Ends a handshake that takes longer than DST_SRV_HELLO_MS. */
+	struct delayed_work hs_timeout;
 	/* Requests read and not yet answered, by tag: resends, under lock. */
 	DECLARE_HASHTABLE(pending, DST_SRV_PENDING_BITS);
 };
@@ -170,6 +196,7 @@ struct dst_io {
 	 */
 	unsigned int nr_segs;
 	unsigned int nr_normal;		/* bvecs[0..nr_normal) not reserve */
+	u32 pinned;			/* bytes counted in conn and export */
 	/*
 	 * inline_bvecs, or for a request that may need more segments a
 	 * table of DST_SRV_MAX_PAGES from bvec_pool.  Kept out of the
@@ -360,15 +387,41 @@ static void dst_io_free(struct dst_io *io)
 	}
 	if (io->bvecs != io->inline_bvecs)
 		mempool_free(io->bvecs, exp->bvec_pool);
+	if (io->pinned) {
+		atomic_sub(io->pinned, &conn->pinned);
+		atomic_long_sub(io->pinned, &exp->pinned);
+		if (wq_has_sleeper(&exp->mem_wait))
+			wake_up(&exp->mem_wait);
+	}
 	mempool_free(io, exp->io_pool);
 	atomic_dec(&conn->inflight);
 	wake_up(&conn->wait);
 }
 
+static void dst_sconn_flush_replies(struct dst_sconn *conn);
+
+/*
+ * The rx loop is about to wait for memory that only finished requests
+ * give back.  Replies it holds (queued in its own context, not sent
+ * yet) are such requests, some perhaps with reserve pages: send them
+ * first, or two loops may each wait for what the other holds.
+ */
+static void dst_sconn_before_sleep(struct dst_sconn *conn)
+{
+	if (READ_ONCE(conn->submitter) == current &&
+	    !list_empty_careful(&conn->replies))
+		dst_sconn_flush_replies(conn);
+}
+
 static struct dst_io *dst_io_alloc(struct dst_sconn *conn,
 				   const struct dst_msg *m)
 {
-	struct dst_io *io = mempool_alloc(conn->exp->io_pool, GFP_NOIO);
+	struct dst_io *io = mempool_alloc(conn->exp->io_pool, GFP_NOWAIT);
+
+	if (!io) {
+		dst_sconn_before_sleep(conn);
+		io = mempool_alloc(conn->exp->io_pool, GFP_NOIO);
+	}
 
 	atomic_inc(&conn->inflight);
 	io->conn = conn;
@@ -380,6 +433,7 @@ static struct dst_io *dst_io_alloc(struct dst_sconn *conn,
 	io->bio = NULL;
 	io->nr_segs = 0;
 	io->nr_normal = 0;
+	io->pinned = 0;
 	io->bvecs = io->inline_bvecs;
 	return io;
 }
@@ -406,8 +460,16 @@ static void dst_io_alloc_pages(struct dst_io *io, u32 len)
 	 * before any page and given back with the dst_io, so a request
 	 * that holds one always completes: the reserve cannot deadlock.
 	 */
-	if (DIV_ROUND_UP(len, PAGE_SIZE) > DST_SRV_INLINE_SEGS)
-		io->bvecs = mempool_alloc(exp->bvec_pool, GFP_NOIO);
+	if (DIV_ROUND_UP(len, PAGE_SIZE) > DST_SRV_INLINE_SEGS) {
+		io->bvecs = mempool_alloc(exp->bvec_pool, GFP_NOWAIT);
+		if (!io->bvecs) {
+			dst_sconn_before_sleep(io->conn);
+			io->bvecs = mempool_alloc(exp->bvec_pool, GFP_NOIO);
+		}
+	}
+	io->pinned = len;
+	atomic_add(len, &io->conn->pinned);
+	atomic_long_add(len, &exp->pinned);
 
 	while (left) {
 		unsigned int want = ilog2(DIV_ROUND_UP(left, PAGE_SIZE));
@@ -433,6 +495,7 @@ static void dst_io_alloc_pages(struct dst_io *io, u32 len)
 	if (!left)
 		return;
 
+	dst_sconn_before_sleep(io->conn);
 	mutex_lock(&exp->reserve_lock);
 	while (left) {
 		u32 size = min_t(u32, left, PAGE_SIZE);
@@ -770,8 +833,8 @@ static int dst_sconn_auth(struct dst_sconn *conn, const void *hello,
 	if (dst_msg_decode(&b->hdr, &m) ||
 	    m.cmd != (DST_CMD_AUTH | DST_CMD_REPLY) ||
 	    m.len != DST_PROOF_SIZE || m.id || m.offset || m.status) {
-		pr_err("%s: %pISpc: not an AUTH reply; closing\n", node->name,
-		       &conn->peer);
+		pr_err_ratelimited("%s: %pISpc: not an AUTH reply; closing\n", node->name,
+				   &conn->peer);
 		err = -EPROTO;
 		goto out;
 	}
@@ -788,8 +851,8 @@ static int dst_sconn_auth(struct dst_sconn *conn, const void *hello,
 			       false);
 	if (IS_ERR(c)) {
 		err = PTR_ERR(c);
-		pr_err("%s: %pISpc: cannot set up the session keys: %d\n",
-		       node->name, &conn->peer, err);
+		pr_err_ratelimited("%s: %pISpc: cannot set up the session keys: %d\n",
+				   node->name, &conn->peer, err);
 		goto out;
 	}
 	conn->crypto = c;
@@ -835,9 +898,10 @@ static bool dst_sconn_fence(struct dst_sconn *conn, u64 session, u16 slot)
 		    old->slot != slot)
 			continue;
 		if (!old->fenced) {
-			old->fenced = true;
+			WRITE_ONCE(old->fenced, true);
 			kernel_sock_shutdown(old->sock, SHUT_RDWR);
 			wake_up(&old->wait);
+			wake_up_all(&exp->mem_wait);
 		}
 		n++;
 	}
@@ -884,8 +948,8 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 	    (m.len != DST_HELLO_SIZE &&
 	     m.len != DST_HELLO_SIZE + DST_HELLO_AUTH_SIZE) ||
 	    m.id || m.offset || m.status) {
-		pr_err("%s: %pISpc: not a DST v%d HELLO; closing\n",
-		       node->name, &conn->peer, DST_PROTO_VERSION);
+		pr_err_ratelimited("%s: %pISpc: not a DST v%d HELLO; closing\n",
+				   node->name, &conn->peer, DST_PROTO_VERSION);
 		return -EPROTO;
 	}
 	err = dst_sock_recv(conn->sock, &f.w, m.len);
@@ -895,8 +959,8 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 	if (dst_hello_decode(&f.w, &h) ||
 	    !(h.features & DST_FEAT_AUTH) != !keyed ||
 	    (keyed && dst_hello_auth_decode(&f.auth, cnonce, hash, cipher))) {
-		pr_err("%s: %pISpc: malformed HELLO; closing\n", node->name,
-		       &conn->peer);
+		pr_err_ratelimited("%s: %pISpc: malformed HELLO; closing\n", node->name,
+				   &conn->peer);
 		return -EPROTO;
 	}
 
@@ -927,8 +991,10 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 		status = DST_ST_AUTH;
 	} else if (keyed && (strcmp(hash, dst_crypto_hash_name(cfg)) ||
 			     strcmp(cipher, cfg->cipher))) {
-		pr_warn_ratelimited("%s: %pISpc: refused: the client uses hash '%s' cipher '%s', this export '%s' '%s'\n",
-				    node->name, &conn->peer, hash, cipher,
+		pr_warn_ratelimited("%s: %pISpc: refused: the client uses hash '%*pE' cipher '%*pE', this export '%s' '%s'\n",
+				    node->name, &conn->peer,
+				    (int)strnlen(hash, sizeof(hash)), hash,
+				    (int)strnlen(cipher, sizeof(cipher)), cipher,
 				    dst_crypto_hash_name(cfg), cfg->cipher);
 		status = DST_ST_AUTH;
 	}
@@ -940,8 +1006,10 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 	}
 	if (status) {
 		if (status != DST_ST_AUTH)
-			pr_warn("%s: %pISpc: refused (export '%s'): status %u\n",
-				node->name, &conn->peer, h.export, status);
+			pr_warn_ratelimited("%s: %pISpc: refused (export '%*pE'): status %u\n",
+					    node->name, &conn->peer,
+					    (int)strnlen(h.export, sizeof(h.export)),
+					    h.export, status);
 		dst_sconn_reply_hello(conn, status);
 		return -EPERM;
 	}
@@ -974,9 +1042,15 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 		conn->nr_queues = h.nr_queues;
 		conn->queue_depth = h.queue_depth;
 	}
+	/*
+	 * The client has said all it had to say, and proved it holds the
+	 * key if there is one: waiting for a replaced connection to drain
+	 * may take longer than a handshake is given to read.
+	 */
+	cancel_delayed_work_sync(&conn->hs_timeout);
 	if (h.session && !dst_sconn_fence(conn, h.session, h.slot)) {
-		pr_warn("%s: %pISpc: the connection slot %u replaces did not drain in %d ms; refused\n",
-			node->name, &conn->peer, h.slot, DST_SRV_FENCE_MS);
+		pr_warn_ratelimited("%s: %pISpc: the connection slot %u replaces did not drain in %d ms; refused\n",
+				    node->name, &conn->peer, h.slot, DST_SRV_FENCE_MS);
 		dst_sconn_reply_hello(conn, DST_ST_BUSY);
 		return -EPERM;
 	}
@@ -1042,8 +1116,8 @@ static int dst_sconn_resend(struct dst_sconn *conn, const struct dst_msg *m,
 	tag = key & 0xffff;
 	if (conn->seen) {
 		if (queue >= conn->nr_queues || tag >= conn->queue_depth) {
-			pr_err("%s: %pISpc: protocol error: id %#llx outside the tag space the client declared; closing\n",
-			       node->name, &conn->peer, m->id);
+			pr_err_ratelimited("%s: %pISpc: protocol error: id %#llx outside the tag space the client declared; closing\n",
+					   node->name, &conn->peer, m->id);
 			return -EPROTO;
 		}
 		seen = &conn->seen[queue * conn->queue_depth + tag];
@@ -1097,8 +1171,8 @@ static int dst_sconn_open_request(struct dst_sconn *conn,
 			    0);
 	err = dst_crypto_open(c, hdr, io->nr_segs, len);
 	if (err)
-		pr_err("%s: %pISpc: frame fails its integrity check (modified, replayed or out of order); closing\n",
-		       conn->exp->node->name, &conn->peer);
+		pr_err_ratelimited("%s: %pISpc: frame fails its integrity check (modified, replayed or out of order); closing\n",
+				   conn->exp->node->name, &conn->peer);
 	return err;
 }
 
@@ -1122,8 +1196,8 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 		ret = dst_check_request(&m, &conn->geo, &why);
 	}
 	if (ret < 0) {
-		pr_err("%s: %pISpc: protocol error: %s (cmd %u, %u bytes at %llu); closing\n",
-		       node->name, &conn->peer, why, m.cmd, m.len, m.offset);
+		pr_err_ratelimited("%s: %pISpc: protocol error: %s (cmd %u, %u bytes at %llu); closing\n",
+				   node->name, &conn->peer, why, m.cmd, m.len, m.offset);
 		return ret;
 	}
 	/* Under session keys nothing is done with a frame before its tag. */
@@ -1219,8 +1293,127 @@ static int dst_sconn_recv_request(struct dst_sconn *conn)
 
 static bool dst_sconn_may_read(struct dst_sconn *conn)
 {
-	return atomic_read(&conn->inflight) < DST_SRV_MAX_INFLIGHT ||
-	       READ_ONCE(conn->exp->stopping);
+	return (atomic_read(&conn->inflight) < DST_SRV_MAX_INFLIGHT &&
+		atomic_read(&conn->pinned) < DST_SRV_CONN_BYTES) ||
+	       READ_ONCE(conn->exp->stopping) || READ_ONCE(conn->fenced);
+}
+
+/*
+ * Under the export's budget; or this connection holds less than one
+ * largest request, so that clients reading slowly, which may exhaust
+ * the budget, cannot stop every other client: each may still have one.
+ */
+static bool dst_export_may_pin(struct dst_sconn *conn)
+{
+	struct dst_export *exp = conn->exp;
+
+	return atomic_long_read(&exp->pinned) < DST_SRV_EXPORT_BYTES ||
+	       atomic_read(&conn->pinned) < DST_SRV_MAX_IO ||
+	       READ_ONCE(exp->stopping) || READ_ONCE(conn->fenced);
+}
+
+/*
+ * Back-pressure before the next request: a client may not queue
+ * unbounded work, nor pin unbounded memory, here or in all.  The
+ * budgets are checked before a header is read, so each may be passed
+ * by one request (1 MiB at most).
+ */
+static void dst_sconn_wait_budget(struct dst_sconn *conn)
+{
+	struct dst_export *exp = conn->exp;
+
+	if (!dst_sconn_may_read(conn)) {
+		dst_sconn_flush_replies(conn);
+		wait_event(conn->wait, dst_sconn_may_read(conn));
+	}
+	if (!dst_export_may_pin(conn)) {
+		dst_sconn_flush_replies(conn);
+		wait_event(exp->mem_wait, dst_export_may_pin(conn));
+	}
+}
+
+/* The host part of two peers' addresses, ports aside. */
+static bool dst_same_host(const struct sockaddr_storage *a,
+			  const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr);
+}
+
+/*
+ * Admit a new connection to the handshake, under conns_lock: the
+ * handshakes in progress are bounded in all, per source address, and
+ * tighter for addresses the access list refuses (which are only told
+ * so), so neither a flood nor a refused host can keep clients out.
+ */
+static const char *dst_export_admit(struct dst_export *exp,
+				    struct dst_sconn *conn)
+{
+	struct dst_sconn *c;
+	int same = 0;
+
+	lockdep_assert_held(&exp->conns_lock);
+	if (exp->stopping)
+		return "export stopping";
+	if (exp->nr_handshakes >= DST_SRV_MAX_HANDSHAKES)
+		return "too many handshakes in progress";
+	if (conn->refusing && exp->nr_refusing >= DST_SRV_MAX_REFUSING)
+		return "too many refused clients in the handshake";
+	list_for_each_entry(c, &exp->conns, entry)
+		if (!c->established && dst_same_host(&c->peer, &conn->peer))
+			same++;
+	if (same >= DST_SRV_MAX_HANDSHAKES_SRC)
+		return "too many handshakes from this address";
+	return NULL;
+}
+
+/* The handshake is over, either way: its slot is free.  conns_lock. */
+static void dst_export_end_handshake(struct dst_export *exp,
+				     struct dst_sconn *conn)
+{
+	lockdep_assert_held(&exp->conns_lock);
+	exp->nr_handshakes--;
+	if (conn->refusing)
+		exp->nr_refusing--;
+}
+
+/*
+ * DST_SRV_HELLO_MS for the whole handshake, not for each read: a
+ * client trickling a byte at a time would otherwise hold its slot for
+ * as long as it likes.  Past it, the socket is shut down and the
+ * handshake's read fails.
+ */
+static void dst_sconn_hs_timeout(struct work_struct *work)
+{
+	struct dst_sconn *conn = container_of(to_delayed_work(work),
+					      struct dst_sconn, hs_timeout);
+
+	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+}
+
+/*
+ * After the handshake: established, unless the export already has all
+ * the clients it takes.  Returns false for the latter.
+ */
+static bool dst_sconn_establish(struct dst_sconn *conn)
+{
+	struct dst_export *exp = conn->exp;
+	bool ok;
+
+	mutex_lock(&exp->conns_lock);
+	/* Established ones: all but those in the handshake, this one too. */
+	ok = exp->nr_conns - exp->nr_handshakes < DST_SRV_MAX_CONNS;
+	if (ok) {
+		dst_export_end_handshake(exp, conn);
+		conn->established = true;
+	}
+	mutex_unlock(&exp->conns_lock);
+	return ok;
 }
 
 /*
@@ -1245,13 +1438,20 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	if (!conn->established) {
 		dst_sock_set_timeout(conn->sock, DST_SRV_HELLO_MS);
 		err = dst_sconn_handshake(conn);
+		/* The timeout's work uses the socket: done before it goes. */
+		cancel_delayed_work_sync(&conn->hs_timeout);
+		if (!err && !dst_sconn_establish(conn)) {
+			pr_warn_ratelimited("%s: %pISpc: already %d clients; refused\n",
+					    node->name, &conn->peer,
+					    DST_SRV_MAX_CONNS);
+			err = -EPERM;
+		}
 		if (!err) {
 			dst_sock_set_timeout(conn->sock, 0);
 			lock_sock(conn->sock->sk);
 			conn->sock->sk->sk_sndtimeo =
 				msecs_to_jiffies(DST_SRV_SEND_MS);
 			release_sock(conn->sock->sk);
-			conn->established = true;
 			dst_sock_watch(conn->sock, &conn->watch, exp->recv_wq,
 				       &conn->recv_work, NULL);
 		}
@@ -1262,11 +1462,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 		return;
 	}
 	while (!err) {
-		/* Back-pressure: a client may not queue unbounded work. */
-		if (!dst_sconn_may_read(conn)) {
-			dst_sconn_flush_replies(conn);
-			wait_event(conn->wait, dst_sconn_may_read(conn));
-		}
+		dst_sconn_wait_budget(conn);
 		err = dst_sconn_recv_request(conn);
 		frames++;
 		/*
@@ -1303,8 +1499,8 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	dst_sconn_flush_replies(conn);
 	if (err < 0 && err != -ECONNRESET && err != -EPERM &&
 	    !READ_ONCE(exp->stopping) && !READ_ONCE(conn->fenced))
-		pr_warn("%s: client %pISpc: connection error %d\n",
-			node->name, &conn->peer, err);
+		pr_warn_ratelimited("%s: client %pISpc: connection error %d\n",
+				    node->name, &conn->peer, err);
 
 	/* Answer what was read (unless sending failed), then close. */
 	wait_event(conn->wait, !atomic_read(&conn->inflight));
@@ -1315,6 +1511,8 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	mutex_lock(&exp->conns_lock);
 	list_del(&conn->entry);
 	exp->nr_conns--;
+	if (!conn->established)
+		dst_export_end_handshake(exp, conn);
 	mutex_unlock(&exp->conns_lock);
 	wake_up(&exp->wait);
 
@@ -1332,6 +1530,8 @@ static void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
 {
 	struct dst_node *node = exp->node;
 	struct dst_sconn *conn;
+	const char *why;
+	bool ro;
 
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn) {
@@ -1347,6 +1547,7 @@ static void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
 	init_waitqueue_head(&conn->wait);
 	INIT_WORK(&conn->recv_work, dst_sconn_recv_work);
 	INIT_WORK(&conn->send_work, dst_send_work);
+	INIT_DELAYED_WORK(&conn->hs_timeout, dst_sconn_hs_timeout);
 	mutex_init(&conn->send_lock);
 
 	/*
@@ -1362,20 +1563,27 @@ static void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
 			   DST_SRV_KA_CNT);
 	dst_sock_peer(sock, &conn->peer);
 	hash_init(conn->pending);
+	/* Checked again in the handshake: rules may change meanwhile. */
+	conn->refusing = dst_acl_check(node, &conn->peer, &ro) != 0;
 
 	mutex_lock(&exp->conns_lock);
-	if (exp->stopping || exp->nr_conns >= DST_SRV_MAX_CONNS) {
+	why = dst_export_admit(exp, conn);
+	if (why) {
 		mutex_unlock(&exp->conns_lock);
 		pr_warn_ratelimited("%s: %pISpc: %s; connection refused\n",
-				    node->name, &conn->peer, exp->stopping ?
-				    "export stopping" : "too many connections");
+				    node->name, &conn->peer, why);
 		sock_release(sock);
 		kfree(conn);
 		return;
 	}
 	list_add_tail(&conn->entry, &exp->conns);
 	exp->nr_conns++;
+	exp->nr_handshakes++;
+	if (conn->refusing)
+		exp->nr_refusing++;
 	mutex_unlock(&exp->conns_lock);
+	queue_delayed_work(exp->send_wq, &conn->hs_timeout,
+			   msecs_to_jiffies(DST_SRV_HELLO_MS));
 	queue_work(exp->recv_wq, &conn->recv_work);
 }
 
@@ -1572,6 +1780,7 @@ int dst_export_start(struct dst_node *node)
 	mutex_init(&exp->conns_lock);
 	INIT_LIST_HEAD(&exp->conns);
 	init_waitqueue_head(&exp->wait);
+	init_waitqueue_head(&exp->mem_wait);
 
 	err = dst_export_open_bdev(exp);
 	if (err)
@@ -1667,7 +1876,26 @@ void dst_export_stop(struct dst_node *node)
 		wake_up(&conn->wait);
 	}
 	mutex_unlock(&exp->conns_lock);
-	wait_event(exp->wait, !READ_ONCE(exp->nr_conns));
+	wake_up_all(&exp->mem_wait);
+	/*
+	 * Clients get DST_SRV_DRAIN_MS to take their replies.  One that
+	 * acknowledges slowly would hold this (and node->lock, and so
+	 * rmdir, stats and the connector) for as long as it likes: past
+	 * the deadline every connection is closed, the replies left are
+	 * dropped (the client resends them elsewhere or after a
+	 * reconnect), and only the backing device's completions are
+	 * waited for.
+	 */
+	if (!wait_event_timeout(exp->wait, !READ_ONCE(exp->nr_conns),
+				msecs_to_jiffies(DST_SRV_DRAIN_MS))) {
+		mutex_lock(&exp->conns_lock);
+		pr_warn("%s: %d client(s) did not take their replies in %d ms; closing them\n",
+			node->name, exp->nr_conns, DST_SRV_DRAIN_MS);
+		list_for_each_entry(conn, &exp->conns, entry)
+			kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+		mutex_unlock(&exp->conns_lock);
+		wait_event(exp->wait, !READ_ONCE(exp->nr_conns));
+	}
 
 	pr_info("%s: stopped exporting %s\n", node->name, node->cfg.device);
 	node->exp = NULL;
