@@ -4,6 +4,10 @@
 #   make module   build module/dst.ko against the Debian 6.1 headers
 #   make check    deps + module + the runner self-test + every bats suite
 #   make demo     deps + module + a guest that shows DST at work
+#   make debug-kernel  build (once, cached in /var/cache/dst) the debug
+#                 guest kernel: KASAN, lockdep, kmemleak, fault injection
+#   make check-debug  every suite, and tests/debug/, in that kernel;
+#                 SUITES="tests/bats/x.bats ..." for some only
 #   make bench    DST against raw brd, NBD and NVMe/TCP in one guest
 #   make bench-profile  wakeups and context switches per I/O, traced;
 #                 PROFILE="-c -d 32" for a CPU profile at QD32 (see
@@ -54,6 +58,12 @@ build/tests/%: tests/proto/%.c $(UAPI)/linux/dst.h
 check: module tools
 	@sh tests/check
 
+debug-kernel: deps
+	@sh scripts/debug-kernel.sh >/dev/null
+
+check-debug: module tools
+	@sh tests/check-debug $(SUITES)
+
 demo: module tools
 	@sh tests/vm/run -o demo -e 'sh tests/demo.sh'
 
@@ -95,4 +105,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/selftest/warn clean
 	rm -rf build
 
-.PHONY: all deps module tools check demo bench bench-profile vm-shell lint install clean
+.PHONY: all deps module tools check check-debug debug-kernel demo bench bench-profile vm-shell lint install clean

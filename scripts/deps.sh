@@ -19,7 +19,8 @@ dracut-core dracut-network
 nbd-server nbd-client nvme-cli
 tcpdump tshark iputils-ping
 gnuplot-nox xz-utils cpio
-udev systemd"
+udev systemd
+flex bison bc libelf-dev libssl-dev"
 
 case "${1:-}" in
 --list) echo $PKGS; exit 0 ;;

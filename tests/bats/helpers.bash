@@ -8,7 +8,8 @@ load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
 DST_TOP=${DST_TOP:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
-DST_KO=$DST_TOP/module/dst.ko
+# The runner passes another dst.ko for a debug kernel (tests/check-debug).
+DST_KO=${DST_KO:-$DST_TOP/module/dst.ko}
 DST_CFS=/sys/kernel/config/dst
 
 # wait_for SECONDS CMD...: poll CMD until it succeeds or the deadline passes.
