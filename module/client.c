@@ -1326,27 +1326,35 @@ static void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 	WRITE_ONCE(conn->last_rx, jiffies);
 	dst_sock_watch(sock, &conn->watch, rem->wq, &conn->recv_work,
 		       dst_rconn_rx_fast);
-	mutex_lock(&conn->tx_lock);
-	conn->epoch++;
-	/* A stale run of the receive loop that sees live sees this sock. */
-	smp_store_release(&conn->live, true);
-	mutex_unlock(&conn->tx_lock);
-	queue_work(rem->wq, &conn->recv_work);
 
-	n = dst_trans_resend_orphans(&rem->set, conn->idx);
-	atomic64_add(n, &rem->resends);
-	atomic64_inc(&rem->reconnects);
-
+	/*
+	 * One transition under state_lock: the slot is counted in nr_live
+	 * before it is published live.  From then on its receive loop may
+	 * find the socket dead at once and take the slot down again
+	 * (dst_rconn_down() decrements nr_live under state_lock, and with
+	 * none left quiesces the queue and starts the fail clock), so it
+	 * must find the count that includes it.
+	 */
 	mutex_lock(&rem->state_lock);
 	rem->nr_live++;
 	rem->failfast = false;
 	cancel_delayed_work(&rem->fail_work);
+	mutex_lock(&conn->tx_lock);
+	WRITE_ONCE(conn->epoch, conn->epoch + 1);
+	/* A stale run of the receive loop that sees live sees this sock. */
+	smp_store_release(&conn->live, true);
+	mutex_unlock(&conn->tx_lock);
 	if (rem->quiesced) {
 		rem->quiesced = false;
 		blk_mq_unquiesce_queue(rem->disk->queue);
 	}
 	dst_remote_set_link(rem);
 	mutex_unlock(&rem->state_lock);
+	queue_work(rem->wq, &conn->recv_work);
+
+	n = dst_trans_resend_orphans(&rem->set, conn->idx);
+	atomic64_add(n, &rem->resends);
+	atomic64_inc(&rem->reconnects);
 	pr_info("%s: connection %d to %pISpc is back; %u request%s resent\n",
 		dst_rem_name(rem), conn->idx, &rem->node->cfg.addr, n,
 		n == 1 ? "" : "s");
