@@ -560,13 +560,21 @@ void dst_sock_watch_claim(struct socket *sock, struct dst_sock_watch *w)
  * Reading for a fast path: called from sk_data_ready, in softirq with
  * the socket's spinlock held and no process owning the socket, or in
  * the owner's release_sock(); either way the receive queue is ours.
- * Bytes received in order and not yet read:
+ * Bytes received in order and not yet read.
+ *
+ * A FIN takes a sequence number too: rcv_nxt counts it once it is in,
+ * though it is no byte anybody can read.  As tcp_inq() does, leave it
+ * out (SOCK_DONE: the FIN is in), or a frame cut short by the peer's
+ * close would look whole by one byte, and reading it would come up
+ * short of what this promised.
  */
 u32 dst_sk_inq(const struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	s32 n = READ_ONCE(tp->rcv_nxt) - READ_ONCE(tp->copied_seq);
 
+	if (n > 0 && sock_flag(sk, SOCK_DONE))
+		n--;
 	return n > 0 ? n : 0;
 }
 
