@@ -784,9 +784,17 @@ static void dst_complete_rq(struct request *rq)
 /*
  * No reply within trans_scan_timeout.  Sent on a live connection: resend
  * it there (the server answers once for both copies), up to
- * trans_max_retries times, then fail it with a timeout.  Orphaned: hold
- * it while the node has no connection at all (fail_timeout_s decides),
- * else count the wait as a retry too.
+ * trans_max_retries times.  Then it expires: it must fail, but the
+ * server may still execute the copy it has, and would then write stale
+ * data over whatever is written to the same sectors after the failure.
+ * So, as nbd and nvme-tcp do, the connection goes first: the request
+ * is orphaned with the rest, and fails with a timeout only when the
+ * reconnection has fenced the old connection (the server drained it),
+ * or when the node gives up (fail_timeout_s, detach).  A reply that
+ * comes before the connection is gone still completes it.  Orphaned:
+ * hold it while the node has no connection at all (fail_timeout_s
+ * decides), else count the wait as a retry too -- except an expired
+ * one, which waits for its fence.
  */
 static enum blk_eh_timer_return dst_timeout(struct request *rq)
 {
@@ -795,11 +803,14 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
 	unsigned int bytes = blk_rq_bytes(rq);
 	const char *op = dst_cmd_name(cmd->op);
-	enum { HOLD, RESEND, TIMEOUT, FAIL } what = HOLD;
+	enum { HOLD, RESEND, EXPIRE, TIMEOUT, FAIL } what = HOLD;
+	bool expired;
 	unsigned int tries;
+	int conn = 0;
 
 	spin_lock_bh(&cmd->lock);
 	tries = cmd->retries;
+	expired = test_bit(DST_CMD_EXPIRED, &cmd->flags);
 	if (test_bit(DST_CMD_SENDING, &cmd->flags) ||
 	    test_bit(DST_CMD_RECEIVING, &cmd->flags)) {
 		/* Its pages are being sent or filled: not ours to touch. */
@@ -809,14 +820,16 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		 * is slow, and a copy queued behind it would only be slower.
 		 * Keepalive finds out if the connection is dead.  (While
 		 * INFLIGHT is set under cmd->lock, the socket stays.)
+		 * Expired: its connection is on its way down.
 		 */
-		if (dst_sock_acked(rem->conns[cmd->conn].sock, cmd->seq))
+		if (!expired &&
+		    dst_sock_acked(rem->conns[cmd->conn].sock, cmd->seq))
 			what = cmd->retries < rem->max_retries ? RESEND :
-								 TIMEOUT;
+								 EXPIRE;
 	} else if (test_bit(DST_CMD_ORPHAN, &cmd->flags)) {
 		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
 			what = FAIL;
-		else if (READ_ONCE(rem->nr_live) &&
+		else if (!expired && READ_ONCE(rem->nr_live) &&
 			 cmd->retries++ >= rem->max_retries)
 			what = TIMEOUT;
 	}
@@ -828,6 +841,10 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		set_bit(DST_CMD_RESENDING, &cmd->flags);
 		tries = ++cmd->retries;
 		dst_trans_requeue(rq);
+		break;
+	case EXPIRE:
+		set_bit(DST_CMD_EXPIRED, &cmd->flags);
+		conn = cmd->conn;
 		break;
 	default:
 		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
@@ -841,6 +858,13 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	/* rq may be on its way again or finished: use the copies. */
 	switch (what) {
 	case HOLD:
+		return BLK_EH_RESET_TIMER;
+	case EXPIRE:
+		atomic64_inc(&rem->timeouts);
+		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends; dropping connection %d, to fail it once the server has fenced it\n",
+				   dst_rem_name(rem), op, bytes, pos,
+				   rem->max_retries, conn);
+		dst_rconn_kill(&rem->conns[conn]);
 		return BLK_EH_RESET_TIMER;
 	case RESEND:
 		atomic64_inc(&rem->resends);

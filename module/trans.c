@@ -22,6 +22,9 @@
  *	RESENDING timed out, requeued to be sent again on the same connection
  *	          with the same id; a reply that comes meanwhile still
  *	          counts (ANSWERED): the server will drop the copy
+ *	EXPIRED   (with INFLIGHT or ORPHAN) out of retries: its connection
+ *	          is dropped and the request fails once the reconnection
+ *	          has fenced it, as the server may still execute the copy
  *
  * Whoever clears INFLIGHT or ORPHAN (a reply, the timeout handler, the
  * loss of a connection, a reconnection, fail_timeout_s) owns the request
@@ -224,10 +227,19 @@ static bool dst_trans_iter_one(struct request *rq, void *data)
 		}
 		break;
 	case DST_IT_RESEND:
-		if (test_and_clear_bit(DST_CMD_ORPHAN, &cmd->flags)) {
-			dst_trans_requeue(rq);
-			ctx->n++;
+		if (!test_and_clear_bit(DST_CMD_ORPHAN, &cmd->flags))
+			break;
+		/*
+		 * Out of retries: its connection was dropped only so that
+		 * this fence would come before the request fails.
+		 */
+		if (test_bit(DST_CMD_EXPIRED, &cmd->flags)) {
+			cmd->status = BLK_STS_TIMEOUT;
+			blk_mq_complete_request(rq);
+			break;
 		}
+		dst_trans_requeue(rq);
+		ctx->n++;
 		break;
 	default:
 		if (test_and_clear_bit(DST_CMD_ORPHAN, &cmd->flags)) {
@@ -261,7 +273,10 @@ unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn)
 	return dst_trans_iter(set, conn, DST_IT_ORPHAN);
 }
 
-/* The server fenced @conn's old incarnation: resend its orphans. */
+/*
+ * The server fenced @conn's old incarnation: resend its orphans, and
+ * fail those that had expired.  Returns how many were resent.
+ */
 unsigned int dst_trans_resend_orphans(struct blk_mq_tag_set *set, int conn)
 {
 	return dst_trans_iter(set, conn, DST_IT_RESEND);
