@@ -366,6 +366,16 @@ out:
 	return err;
 }
 
+/* The same export: field by field, as the structure has padding. */
+static bool dst_geometry_same(const struct dst_geometry *a,
+			      const struct dst_geometry *b)
+{
+	return a->version == b->version && a->features == b->features &&
+	       a->size == b->size && a->lbs == b->lbs && a->pbs == b->pbs &&
+	       a->max_io == b->max_io && a->max_discard == b->max_discard &&
+	       a->max_write_zeroes == b->max_write_zeroes;
+}
+
 /*
  * Connect slot @conn and shake hands.  The first connection of an attach
  * fixes the geometry; every later one, and every reconnection, must see
@@ -393,7 +403,7 @@ static struct socket *dst_rconn_open(struct dst_remote *rem,
 
 	if (first) {
 		rem->geo = geo;
-	} else if (memcmp(&geo, &rem->geo, sizeof(geo))) {
+	} else if (!dst_geometry_same(&geo, &rem->geo)) {
 		pr_err("%s: connection %d to %pISpc found a different export (size, blocks or features changed)\n",
 		       node->name, conn->idx, &node->cfg.addr);
 		err = -ESTALE;
@@ -1002,7 +1012,7 @@ static const char *dst_reply_mismatch(struct dst_rconn *conn,
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
-	if (cmd->conn != conn->idx)
+	if (cmd->conn != conn->idx || cmd->epoch != READ_ONCE(conn->epoch))
 		return "reply on a connection its request was not sent on";
 	if (m->cmd != (cmd->op | DST_CMD_REPLY) ||
 	    (cmd->op != DST_CMD_FLUSH &&
