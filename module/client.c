@@ -56,14 +56,36 @@ static DEFINE_IDA(dst_index_ida);
 struct dst_remote;
 
 /*
+ * A frame on its way out: what it takes to send it, or the rest of it,
+ * from any context (see dst_rconn_send_rest()).  Sealed once, when it
+ * is set up; the tag and a cipher's pages are the session's until the
+ * next frame is sealed, which cannot happen before this one is out.
+ */
+struct dst_frame {
+	struct dst_wire_hdr hdr;
+	struct request *rq;	/* a WRITE's data: the request's pages */
+	u32 len;		/* data bytes */
+	const u8 *tag;		/* under session keys: sent after the data */
+	bool bounce;		/* a cipher's: data from the session's pages */
+	int last;		/* MSG_MORE: more frames follow */
+	int flags;		/* for every part: MSG_DONTWAIT */
+};
+
+/*
  * One connection slot = one hardware queue.  The slot outlives its
  * sockets: each reconnection installs a new one and bumps the epoch.
  */
 struct dst_rconn {
 	struct dst_remote *rem;
 	int idx;
-	struct mutex tx_lock;	/* one frame at a time; live, epoch */
+	struct mutex tx_lock;	/* one frame at a time; live, epoch, tx */
 	bool live;		/* frames may be sent; cleared by the rx loop */
+	/* The rest of a frame a signal interrupted, sent by tx_work. */
+	struct dst_frame tx;
+	u32 tx_skip;		/* bytes of it already sent */
+	int tx_err;
+	struct work_struct tx_work;
+	struct completion tx_done;
 	bool corked;		/* the last frame went with MSG_MORE */
 	u32 epoch;		/* incarnation, for orphans and resends */
 	struct mutex sock_lock;	/* sock pointer vs. shutdown */
@@ -428,112 +450,189 @@ fail:
 /* --- sending ------------------------------------------------------- */
 
 /*
- * Send one request frame.  @more: blk-mq has more requests for us right
- * behind this one, so let TCP hold a partial segment back (MSG_MORE) and
- * put several frames in one packet; the last request of the batch, or
- * commit_rqs, pushes.  Called with tx_lock held.
+ * Sending a frame, or the rest of one: @skip bytes of it went out
+ * already, and the parts are walked again to find where to go on.
  */
-/*
- * A header-only frame (a request without data, PING, BYE): with session
- * keys, the header and then its tag.  Called with tx_lock held.
- */
-static int dst_rconn_send_hdr(struct dst_rconn *conn,
-			      struct dst_wire_hdr *hdr, int flags)
-{
-	struct dst_crypto *c = conn->crypto;
-	const u8 *tag;
+struct dst_tx {
+	struct socket *sock;
+	u32 skip;
 	int err;
+};
 
-	if (!c)
-		return dst_sock_send(conn->sock, hdr, sizeof(*hdr), flags);
-	tag = dst_crypto_seal(c, hdr, 0, 0, true);
-	if (IS_ERR(tag))
-		return PTR_ERR(tag);
-	err = dst_sock_send(conn->sock, hdr, sizeof(*hdr), flags | MSG_MORE);
-	return err ?: dst_sock_send(conn->sock, tag, dst_crypto_tag_len(c),
-				    flags);
+static void dst_tx_buf(struct dst_tx *tx, const void *buf, u32 len,
+		       int flags)
+{
+	if (tx->err)
+		return;
+	if (tx->skip >= len) {
+		tx->skip -= len;
+		return;
+	}
+	tx->err = dst_sock_send(tx->sock, buf + tx->skip, len - tx->skip,
+				flags);
+	tx->skip = 0;
+}
+
+static void dst_tx_page(struct dst_tx *tx, const struct bio_vec *bv,
+			bool zero_copy, int flags)
+{
+	struct bio_vec v = *bv;
+
+	if (tx->err)
+		return;
+	if (tx->skip >= v.bv_len) {
+		tx->skip -= v.bv_len;
+		return;
+	}
+	v.bv_offset += tx->skip;
+	v.bv_len -= tx->skip;
+	tx->skip = 0;
+	tx->err = dst_sock_send_bvec(tx->sock, &v, zero_copy, flags);
 }
 
 /*
- * A WRITE with session keys: the MAC covers the request's pages, which
- * then go without a copy; a cipher seals them into the session's own
- * pages (the request's belong to the page cache or the writer), which
- * are sent with a copy because they are used again for the next frame.
+ * Set @f up for request @m (@rq: a WRITE's pages), sealing it under
+ * session keys.  @last: MSG_MORE while blk-mq has more requests for us
+ * right behind this one, so that TCP may put several frames in one
+ * packet; the last request of the batch, or commit_rqs, pushes.  A
+ * cipher seals a WRITE's data into the session's own pages (the
+ * request's belong to the page cache or the writer), which are sent
+ * with a copy because they are used again for the next frame; a MAC
+ * covers the request's pages, which then go without one.  Called with
+ * tx_lock held.
  */
-static int dst_rconn_send_sealed(struct dst_rconn *conn, struct request *rq,
-				 struct dst_wire_hdr *hdr, u32 len, int last)
+static int dst_frame_prepare(struct dst_rconn *conn, struct dst_frame *f,
+			     struct request *rq, const struct dst_msg *m,
+			     int last, int flags)
 {
 	struct dst_crypto *c = conn->crypto;
-	bool cipher = dst_crypto_has_cipher(c);
-	struct req_iterator iter;
-	struct scatterlist *sg;
-	unsigned int nents, i;
-	struct bio_vec bv;
 	const u8 *tag;
-	u32 left = len;
-	int err;
 
-	if (WARN_ON_ONCE(blk_rq_nr_phys_segments(rq) > dst_crypto_max_segs(c)))
-		return -EIO;
-	sg = dst_crypto_sg(c, true, blk_rq_nr_phys_segments(rq));
-	nents = blk_rq_map_sg(rq->q, rq, sg);
-	tag = dst_crypto_seal(c, hdr, nents, len, false);
+	dst_msg_encode(&f->hdr, m);
+	f->rq = rq;
+	f->len = m->cmd == DST_CMD_WRITE ? m->len : 0;
+	f->tag = NULL;
+	f->bounce = false;
+	f->last = last;
+	f->flags = flags;
+	if (!c)
+		return 0;
+	if (f->len) {
+		struct scatterlist *sg;
+		unsigned int nents;
+
+		if (WARN_ON_ONCE(blk_rq_nr_phys_segments(rq) >
+				 dst_crypto_max_segs(c)))
+			return -EIO;
+		sg = dst_crypto_sg(c, true, blk_rq_nr_phys_segments(rq));
+		nents = blk_rq_map_sg(rq->q, rq, sg);
+		f->bounce = dst_crypto_has_cipher(c);
+		tag = dst_crypto_seal(c, &f->hdr, nents, f->len, false);
+	} else {
+		tag = dst_crypto_seal(c, &f->hdr, 0, 0, true);
+	}
 	if (IS_ERR(tag))
 		return PTR_ERR(tag);
-	err = dst_sock_send(conn->sock, hdr, sizeof(*hdr), MSG_MORE);
-	if (cipher) {
-		for (i = 0; !err && left; i++) {
-			bv.bv_page = dst_crypto_sealed(c, i);
+	f->tag = tag;
+	return 0;
+}
+
+/*
+ * Send @f from its byte @skip on: the header, a WRITE's data (from the
+ * request's pages without a copy: the request completes only when the
+ * server has answered, i.e. after TCP delivered them), the tag.
+ * Called with tx_lock held, or on its holder's behalf (tx_work).
+ */
+static int dst_frame_send(struct dst_rconn *conn, const struct dst_frame *f,
+			  u32 skip)
+{
+	unsigned int tag_len = dst_crypto_tag_len(conn->crypto);
+	struct dst_tx tx = { .sock = conn->sock, .skip = skip };
+	int end = tag_len ? MSG_MORE : f->last;
+	struct req_iterator iter;
+	struct bio_vec bv;
+	u32 left = f->len;
+	unsigned int i;
+
+	dst_tx_buf(&tx, &f->hdr, sizeof(f->hdr),
+		   f->flags | (left ? MSG_MORE : end));
+	if (f->bounce) {
+		for (i = 0; left; i++) {
+			bv.bv_page = dst_crypto_sealed(conn->crypto, i);
 			bv.bv_offset = 0;
 			bv.bv_len = min_t(u32, PAGE_SIZE, left);
 			left -= bv.bv_len;
-			err = dst_sock_send_bvec(conn->sock, &bv, false,
-						 MSG_MORE);
+			dst_tx_page(&tx, &bv, false,
+				    f->flags | (left ? MSG_MORE : end));
 		}
-	} else {
-		rq_for_each_segment(bv, rq, iter) {
-			if (err)
-				break;
-			err = dst_sock_send_bvec(conn->sock, &bv, true,
-						 MSG_MORE);
+	} else if (left) {
+		rq_for_each_segment(bv, f->rq, iter) {
+			left -= bv.bv_len;
+			dst_tx_page(&tx, &bv, true,
+				    f->flags | (left ? MSG_MORE : end));
 		}
 	}
-	return err ?: dst_sock_send(conn->sock, tag, dst_crypto_tag_len(c),
-				    last);
+	if (tag_len)
+		dst_tx_buf(&tx, f->tag, tag_len, f->flags | f->last);
+	return tx.err;
 }
 
-static int dst_rconn_send(struct dst_rconn *conn, struct request *rq,
-			  const struct dst_msg *m, bool more)
+/*
+ * A header-only frame of our own (PING, BYE), not on a request's
+ * behalf.  Returns 0, or the error and whether part of the frame (or,
+ * under session keys, its seal) is spent, in which case the stream is
+ * out of step unless the rest follows.  Called with tx_lock held.
+ */
+static int dst_rconn_send_ctl(struct dst_rconn *conn, u8 op, int flags,
+			      bool *spent)
 {
-	int last = more ? MSG_MORE : 0;
-	struct dst_wire_hdr hdr;
-	struct req_iterator iter;
-	struct bio_vec bv;
-	u32 left = m->len;
+	struct dst_msg m = { .cmd = op };
+	u32 start = dst_sock_queued_seq(conn->sock);
+	struct dst_frame f;
 	int err;
 
-	WRITE_ONCE(conn->corked, more);
-	dst_msg_encode(&hdr, m);
-	if (conn->crypto && m->cmd == DST_CMD_WRITE)
-		return dst_rconn_send_sealed(conn, rq, &hdr, m->len, last);
-	if (conn->crypto)
-		return dst_rconn_send_hdr(conn, &hdr, last);
-	if (m->cmd != DST_CMD_WRITE)
-		return dst_sock_send(conn->sock, &hdr, sizeof(hdr), last);
-
-	err = dst_sock_send(conn->sock, &hdr, sizeof(hdr), MSG_MORE);
-	rq_for_each_segment(bv, rq, iter) {
-		if (err)
-			break;
-		left -= bv.bv_len;
-		/*
-		 * The request completes only when the server has answered,
-		 * i.e. after it received (and TCP acknowledged) these pages.
-		 */
-		err = dst_sock_send_bvec(conn->sock, &bv, true,
-					 left ? MSG_MORE : last);
-	}
+	err = dst_frame_prepare(conn, &f, NULL, &m, 0, flags);
+	if (!err)
+		err = dst_frame_send(conn, &f, 0);
+	*spent = err && (f.tag || dst_sock_queued_seq(conn->sock) != start);
 	return err;
+}
+
+/* A signal cut the send short: the submitter had one pending. */
+static bool dst_send_interrupted(int err)
+{
+	return err == -ERESTARTSYS || err == -EINTR;
+}
+
+/* Send the rest of the interrupted frame, for queue_rq (below). */
+static void dst_tx_work(struct work_struct *work)
+{
+	struct dst_rconn *conn = container_of(work, struct dst_rconn,
+					      tx_work);
+	unsigned int noio = memalloc_noio_save();
+
+	conn->tx_err = dst_frame_send(conn, &conn->tx, conn->tx_skip);
+	memalloc_noio_restore(noio);
+	complete(&conn->tx_done);
+}
+
+/*
+ * queue_rq sends in the submitter's context, and a signal (Ctrl-C, the
+ * OOM killer) makes a send that waits for socket memory return with
+ * whatever part of the frame was written.  The stream must never carry
+ * half a frame: the rest is sent from @conn's tx_work, a worker that
+ * takes no signals, while the submitter waits for it, holding tx_lock
+ * on its behalf.  TASK_IDLE: the wait is as long as the send would have
+ * been (keepalive ends a connection that does not move), and is no
+ * more a hung task than that send was.  Called with tx_lock held.
+ */
+static int dst_rconn_send_rest(struct dst_rconn *conn, u32 skip)
+{
+	conn->tx_skip = skip;
+	reinit_completion(&conn->tx_done);
+	queue_work(conn->rem->wq, &conn->tx_work);
+	wait_for_completion_state(&conn->tx_done, TASK_IDLE);
+	return conn->tx_err;
 }
 
 /* The portable operation for a block request; 0 if there is none. */
@@ -626,9 +725,15 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct dst_remote *rem = conn->rem;
 	struct request *rq = bd->rq;
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	bool resend = false, requeue = false, answered, more;
 	struct dst_msg m = { };
-	bool resend = false, answered;
+	struct {
+		u16 gen;
+		int conn;
+		u32 epoch, seq;
+	} was;
 	blk_status_t ret;
+	u32 start;
 	int err;
 
 	m.cmd = dst_rq_op(rq, &m.flags);
@@ -712,12 +817,17 @@ send:
 		return BLK_STS_OK;
 	}
 	clear_bit(DST_CMD_RESENDING, &cmd->flags);
+	was.gen = cmd->gen;
+	was.conn = cmd->conn;
+	was.epoch = cmd->epoch;
+	was.seq = cmd->seq;
 	m.id = dst_trans_start(rem->gens, rq, resend);
 	cmd->op = m.cmd;
 	cmd->conn = conn->idx;
 	cmd->epoch = conn->epoch;
 	/* Where this frame will end in the byte stream (tx_lock is ours). */
-	cmd->seq = dst_sock_queued_seq(conn->sock) + DST_HDR_SIZE +
+	start = dst_sock_queued_seq(conn->sock);
+	cmd->seq = start + DST_HDR_SIZE +
 		   (m.cmd == DST_CMD_WRITE ? m.len : 0) +
 		   dst_crypto_tag_len(conn->crypto);
 	set_bit(DST_CMD_INFLIGHT, &cmd->flags);
@@ -734,16 +844,46 @@ send:
 	 * rest, to be resent after the reconnection.
 	 */
 	/* Cork only the queue's own connection: commit_rqs pushes that one. */
-	err = dst_rconn_send(conn, rq, &m,
-			     !bd->last && conn == hctx->driver_data);
+	more = !bd->last && conn == hctx->driver_data;
+	WRITE_ONCE(conn->corked, more);
+	err = dst_frame_prepare(conn, &conn->tx, rq, &m, more ? MSG_MORE : 0,
+				0);
+	if (!err)
+		err = dst_frame_send(conn, &conn->tx, 0);
+	/*
+	 * A signal: a frame not begun (and not sealed) is given back to
+	 * blk-mq, which sends it again from its own worker; one begun is
+	 * finished, since the stream must not carry half of it.
+	 */
+	if (dst_send_interrupted(err)) {
+		u32 sent = dst_sock_queued_seq(conn->sock) - start;
+
+		if (sent || conn->tx.tag)
+			err = dst_rconn_send_rest(conn, sent);
+		else
+			requeue = true;
+	}
 	spin_lock_bh(&cmd->lock);
 	clear_bit(DST_CMD_SENDING, &cmd->flags);
 	answered = test_and_clear_bit(DST_CMD_ANSWERED, &cmd->flags);
+	if (requeue && !answered) {
+		/* Nothing of this copy went out: as it was before. */
+		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
+		cmd->gen = was.gen;
+		cmd->conn = was.conn;
+		cmd->epoch = was.epoch;
+		cmd->seq = was.seq;
+		/* An earlier copy on this connection may still answer. */
+		if (resend)
+			set_bit(DST_CMD_RESENDING, &cmd->flags);
+	}
 	spin_unlock_bh(&cmd->lock);
 	mutex_unlock(&conn->tx_lock);
 	/* Answered while it was being sent (a fast server): ours to end. */
 	if (answered)
 		dst_trans_complete(rq);
+	else if (requeue)
+		return BLK_STS_RESOURCE;
 	if (err) {
 		if (!READ_ONCE(rem->stopping))
 			pr_warn("%s: send on connection %d failed: %d\n",
@@ -1478,30 +1618,34 @@ static void dst_ka_work(struct work_struct *work)
 	struct dst_remote *rem = container_of(to_delayed_work(work),
 					      struct dst_remote, ka_work);
 	unsigned long ka = msecs_to_jiffies(rem->ka_ms);
-	struct dst_msg m = { .cmd = DST_CMD_PING };
 	unsigned int noio = memalloc_noio_save();
-	struct dst_wire_hdr hdr;
 	int i;
 
-	dst_msg_encode(&hdr, &m);
 	for (i = 0; i < rem->nr_conns; i++) {
 		struct dst_rconn *conn = &rem->conns[i];
 		unsigned long idle;
+		bool spent = false;
+		int err;
 
 		if (!READ_ONCE(conn->live))
 			continue;
-		/* Bytes moving either way count, not only whole frames. */
-		if (mutex_trylock(&conn->tx_lock)) {
-			if (conn->live) {
-				u64 p = dst_sock_progress(conn->sock);
+		/*
+		 * Bytes moving either way count, not only whole frames.
+		 * Sampled without tx_lock, which a sender holds for as
+		 * long as a slow link takes to drain its frame: TCP's
+		 * sequence numbers are read locklessly, and sock_lock only
+		 * keeps the socket from being replaced meanwhile.
+		 */
+		mutex_lock(&conn->sock_lock);
+		if (conn->sock) {
+			u64 p = dst_sock_progress(conn->sock);
 
-				if (p != conn->ka_progress) {
-					conn->ka_progress = p;
-					WRITE_ONCE(conn->last_rx, jiffies);
-				}
+			if (p != conn->ka_progress) {
+				conn->ka_progress = p;
+				WRITE_ONCE(conn->last_rx, jiffies);
 			}
-			mutex_unlock(&conn->tx_lock);
 		}
+		mutex_unlock(&conn->sock_lock);
 		idle = jiffies - READ_ONCE(conn->last_rx);
 		if (idle >= 2 * ka) {
 			pr_warn("%s: connection %d to %pISpc silent for %u ms despite keepalive; dropping it\n",
@@ -1510,12 +1654,25 @@ static void dst_ka_work(struct work_struct *work)
 			dst_rconn_kill(conn);
 			continue;
 		}
-		/* A connection busy sending is not idle: no PING then. */
+		/*
+		 * A connection busy sending is not idle: no PING then.  Nor
+		 * does the PING wait for socket memory, which would hold up
+		 * every other connection's keepalive: one that the socket
+		 * does not take at once, whole, is skipped, unless part of
+		 * it (or its seal) is spent, which ends the connection.
+		 */
 		if (idle < ka || !mutex_trylock(&conn->tx_lock))
 			continue;
-		if (conn->live && sk_stream_is_writeable(conn->sock->sk))
-			dst_rconn_send_hdr(conn, &hdr, 0);
+		if (conn->live && sk_stream_is_writeable(conn->sock->sk)) {
+			err = dst_rconn_send_ctl(conn, DST_CMD_PING,
+						 MSG_DONTWAIT, &spent);
+			if (spent)
+				pr_warn("%s: PING on connection %d failed half-way: %d; dropping it\n",
+					dst_rem_name(rem), i, err);
+		}
 		mutex_unlock(&conn->tx_lock);
+		if (spent)
+			dst_rconn_kill(conn);
 	}
 	memalloc_noio_restore(noio);
 	queue_delayed_work(rem->wq, &rem->ka_work, max(ka / 2, 1UL));
@@ -1733,6 +1890,8 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 		mutex_init(&rem->conns[i].tx_lock);
 		mutex_init(&rem->conns[i].sock_lock);
 		INIT_WORK(&rem->conns[i].recv_work, dst_recv_work);
+		INIT_WORK(&rem->conns[i].tx_work, dst_tx_work);
+		init_completion(&rem->conns[i].tx_done);
 	}
 	return rem;
 }
@@ -1848,13 +2007,12 @@ out_free:
 /* Tell the server we are going, where the connection still works. */
 static void dst_rconn_bye(struct dst_rconn *conn)
 {
-	struct dst_msg m = { .cmd = DST_CMD_BYE };
-	struct dst_wire_hdr hdr;
+	bool spent;
 
-	dst_msg_encode(&hdr, &m);
+	/* The connection closes right after: a BYE cut short is harmless. */
 	mutex_lock(&conn->tx_lock);
 	if (conn->live)
-		dst_rconn_send_hdr(conn, &hdr, MSG_DONTWAIT);
+		dst_rconn_send_ctl(conn, DST_CMD_BYE, MSG_DONTWAIT, &spent);
 	mutex_unlock(&conn->tx_lock);
 }
 
