@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""A hostile DST v1 server for the client's fault tests (docs/protocol.md).
+
+It answers the handshake like an export (no key, no fencing) and
+serves READs with zeroes and PINGs, then misbehaves as --mode says:
+
+  swallow-writes  reads WRITEs and never answers them (a server whose
+                  backing device hangs: the client runs out of retries)
+  truncate-read   answers the first READ at offset --at with its header
+                  and all but the last byte of its data, then closes
+                  (the FIN rides in the same segment); later connections
+                  are served normally
+
+Events go to --log, one line each, flushed at once, so a test can tell
+what the server saw before the client's I/O ended:
+
+  listening | hello N | write N | truncated N | eof N | closed N
+
+N counts connections from 1.  Usage:
+
+  dstserver.py --port 7000 --mode swallow-writes --log FILE
+"""
+import argparse
+import socket
+import threading
+
+import dstwire as w
+
+SIZE = 64 << 20
+
+
+class Server:
+    def __init__(self, args):
+        self.args = args
+        self.log_lock = threading.Lock()
+        self.count = 0
+        self.truncated = False
+
+    def log(self, line):
+        with self.log_lock:
+            with open(self.args.log, "a") as f:
+                f.write(line + "\n")
+
+    def recv(self, s, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = s.recv(n - len(buf))
+            if not chunk:
+                raise EOFError
+            buf += chunk
+        return buf
+
+    def reply(self, s, h, status=0, data=b""):
+        s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, h["cmd"] | w.REPLY, 0,
+                             h["len"], status, h["id"], h["offset"]) + data)
+
+    def header(self, s):
+        f = w.HDR.unpack(self.recv(s, w.HDR.size))
+        return dict(zip(("magic", "version", "cmd", "flags", "len",
+                         "status", "id", "offset"), f))
+
+    def welcome(self, s, n):
+        h = self.header(s)
+        self.recv(s, h["len"])
+        self.log("hello %d" % n)
+        payload = w.WELCOME.pack(1, 0, SIZE, 512, 512, 1 << 20, 0, 0)
+        s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, w.CMD["HELLO"] | w.REPLY,
+                             0, len(payload), 0, 0, 0) + payload)
+
+    def serve(self, s, n):
+        self.welcome(s, n)
+        while True:
+            h = self.header(s)
+            op = h["cmd"]
+            if op == w.CMD["WRITE"]:
+                self.recv(s, h["len"])
+                if self.args.mode == "swallow-writes":
+                    self.log("write %d" % n)
+                    continue
+                self.reply(s, h)
+            elif op == w.CMD["READ"]:
+                if (self.args.mode == "truncate-read" and
+                        not self.truncated and h["offset"] == self.args.at):
+                    self.truncated = True
+                    self.log("truncated %d" % n)
+                    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+                    self.reply(s, h, data=bytes(h["len"] - 1))
+                    s.shutdown(socket.SHUT_WR)
+                    return
+                self.reply(s, h, data=bytes(h["len"]))
+            elif op == w.CMD["BYE"]:
+                return
+            else:
+                self.reply(s, h)
+
+    def connection(self, s, n):
+        try:
+            self.serve(s, n)
+            self.log("closed %d" % n)
+        except (EOFError, ConnectionError):
+            self.log("eof %d" % n)
+        finally:
+            s.close()
+
+    def run(self):
+        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind((self.args.addr, self.args.port))
+        ls.listen(16)
+        self.log("listening")
+        while True:
+            s, _ = ls.accept()
+            self.count += 1
+            threading.Thread(target=self.connection, args=(s, self.count),
+                             daemon=True).start()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--addr", default="0.0.0.0")
+    p.add_argument("--port", type=int, default=7000)
+    p.add_argument("--mode", required=True,
+                   choices=("swallow-writes", "truncate-read"))
+    p.add_argument("--at", type=int, default=1 << 20)
+    p.add_argument("--log", required=True)
+    Server(p.parse_args()).run()
+
+
+if __name__ == "__main__":
+    main()
