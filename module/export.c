@@ -37,8 +37,10 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/hashtable.h>
+#include <linux/jhash.h>
 #include <linux/mempool.h>
 #include <linux/nsproxy.h>
+#include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
@@ -124,6 +126,7 @@ struct dst_export {
 	int nr_conns;			/* all, in the handshake or not */
 	int nr_handshakes;		/* ... of which in the handshake */
 	int nr_refusing;		/* ... of which the list refuses */
+	unsigned int nr_gone;		/* connections freed, ever */
 	bool stopping;
 	wait_queue_head_t wait;		/* a connection is gone */
 	atomic_long_t pinned;		/* request data held, all conns */
@@ -178,8 +181,13 @@ struct dst_sconn {
 	bool refusing;			/* the list refused it at accept */
 	/* Ends a handshake that takes longer than DST_SRV_HELLO_MS. */
 	struct delayed_work hs_timeout;
-	/* Requests read and not yet answered, by tag: resends, under lock. */
+	/*
+	 * Requests read and not yet answered, by tag: resends, under lock.
+	 * The client chooses the ids: hashed with a secret seed, so it
+	 * cannot pile them into one bucket, walked with interrupts off.
+	 */
 	DECLARE_HASHTABLE(pending, DST_SRV_PENDING_BITS);
+	u32 hash_seed;
 };
 
 /* One request, from its header until its reply is sent. */
@@ -888,6 +896,7 @@ static bool dst_sconn_fence(struct dst_sconn *conn, u64 session, u16 slot)
 {
 	struct dst_export *exp = conn->exp;
 	struct dst_sconn *old;
+	unsigned long deadline;
 	int n = 0;
 
 	mutex_lock(&exp->conns_lock);
@@ -912,8 +921,23 @@ static bool dst_sconn_fence(struct dst_sconn *conn, u64 session, u16 slot)
 	atomic64_add(n, &exp->fenced);
 	pr_info("%s: %pISpc: reconnected slot %u; draining the connection it replaces\n",
 		exp->node->name, &conn->peer, slot);
-	return wait_event_timeout(exp->wait, !dst_export_slot_taken(exp, conn),
-				  msecs_to_jiffies(DST_SRV_FENCE_MS));
+	/*
+	 * Wait for a connection to go, then look (under conns_lock, which
+	 * a wait_event condition may not take: it would sleep while not
+	 * TASK_RUNNING) whether it was the old one.
+	 */
+	deadline = jiffies + msecs_to_jiffies(DST_SRV_FENCE_MS);
+	for (;;) {
+		unsigned int gone = READ_ONCE(exp->nr_gone);
+
+		if (!dst_export_slot_taken(exp, conn))
+			return true;
+		if (time_after_eq(jiffies, deadline) ||
+		    !wait_event_timeout(exp->wait,
+					READ_ONCE(exp->nr_gone) != gone,
+					deadline - jiffies))
+			return false;
+	}
 }
 
 /*
@@ -1068,7 +1092,8 @@ static struct dst_io *dst_sconn_pending(struct dst_sconn *conn, u32 key)
 	struct dst_io *io;
 
 	lockdep_assert_held(&conn->lock);
-	hash_for_each_possible(conn->pending, io, hnode, key)
+	hash_for_each_possible(conn->pending, io, hnode,
+			       jhash_1word(key, conn->hash_seed))
 		if (dst_io_key(io->m.id) == key)
 			return io;
 	return NULL;
@@ -1087,7 +1112,8 @@ static bool dst_sconn_tag_free(struct dst_sconn *conn, u32 key)
 static void dst_sconn_hash(struct dst_sconn *conn, struct dst_io *io)
 {
 	spin_lock_irq(&conn->lock);
-	hash_add(conn->pending, &io->hnode, dst_io_key(io->m.id));
+	hash_add(conn->pending, &io->hnode,
+		 jhash_1word(dst_io_key(io->m.id), conn->hash_seed));
 	io->hashed = true;
 	spin_unlock_irq(&conn->lock);
 }
@@ -1511,6 +1537,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	mutex_lock(&exp->conns_lock);
 	list_del(&conn->entry);
 	exp->nr_conns--;
+	WRITE_ONCE(exp->nr_gone, exp->nr_gone + 1);
 	if (!conn->established)
 		dst_export_end_handshake(exp, conn);
 	mutex_unlock(&exp->conns_lock);
@@ -1563,6 +1590,7 @@ static void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
 			   DST_SRV_KA_CNT);
 	dst_sock_peer(sock, &conn->peer);
 	hash_init(conn->pending);
+	conn->hash_seed = get_random_u32();
 	/* Checked again in the handshake: rules may change meanwhile. */
 	conn->refusing = dst_acl_check(node, &conn->peer, &ro) != 0;
 
