@@ -20,7 +20,8 @@ nbd-server nbd-client nvme-cli
 tcpdump tshark iputils-ping
 gnuplot-nox xz-utils cpio
 udev systemd
-flex bison bc libelf-dev libssl-dev"
+flex bison bc libelf-dev libssl-dev
+debhelper dh-dkms dkms dpkg-dev fakeroot lintian jq"
 
 case "${1:-}" in
 --list) echo $PKGS; exit 0 ;;
