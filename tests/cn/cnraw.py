@@ -71,6 +71,7 @@ CASES = {
     "valid-security": lambda n: ctl(n, SECURITY, SEC_PREFIX | 24) + secure(),
     "valid-crypto": lambda n: ctl(n, CRYPTO) + crypto(32, 0, b"k" * 32),
     "valid-del": lambda n: ctl(n, DEL_NODE),
+    "valid-start": lambda n: ctl(n, START),
     # Malformed.
     "empty": lambda n: b"",
     "short-ctl": lambda n: ctl(n, START)[:40],
