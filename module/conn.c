@@ -221,6 +221,8 @@ static void dst_sock_kick(struct sock *sk, bool state)
 				cpu = dst_sock_neighbour(cpu);
 			queue_work_on(cpu, w->wq, w->work);
 		}
+		if (state && w->tx_work)
+			queue_work(w->tx_wq, w->tx_work);
 		(state ? w->state_change : w->data_ready)(sk);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
@@ -234,6 +236,46 @@ static void dst_sock_data_ready(struct sock *sk)
 static void dst_sock_state_change(struct sock *sk)
 {
 	dst_sock_kick(sk, true);
+}
+
+/*
+ * Room to send again (TCP calls this only after a send found none): the
+ * sender that gave up with -EAGAIN goes on.
+ */
+static void dst_sock_write_space(struct sock *sk)
+{
+	struct dst_sock_watch *w;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	w = sk->sk_user_data;
+	if (w) {
+		if (w->tx_work && sk_stream_is_writeable(sk))
+			queue_work(w->tx_wq, w->tx_work);
+		w->write_space(sk);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/**
+ * dst_sock_watch_tx - also queue a sender when its socket has room again
+ * @sock: a socket watched by @w (dst_sock_watch())
+ * @w: the watch
+ * @wq: where the sender runs
+ * @work: the sender, which sends with dst_sock_send_nowait() and returns
+ *	on -EAGAIN; it is also queued when the socket's state changes, to
+ *	see its sends fail and give up what it holds
+ */
+void dst_sock_watch_tx(struct socket *sock, struct dst_sock_watch *w,
+		       struct workqueue_struct *wq, struct work_struct *work)
+{
+	struct sock *sk = sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	w->tx_wq = wq;
+	w->tx_work = work;
+	w->write_space = sk->sk_write_space;
+	sk->sk_write_space = dst_sock_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
 }
 
 /**
@@ -257,6 +299,7 @@ void dst_sock_watch(struct socket *sock, struct dst_sock_watch *w,
 	w->wq = wq;
 	w->work = work;
 	w->fast = fast;
+	w->tx_work = NULL;
 	w->claimed = true;
 	w->busy = false;
 	w->quiet = DST_SOCK_QUIET_RUNS;
@@ -283,6 +326,8 @@ void dst_sock_unwatch(struct socket *sock, struct dst_sock_watch *w)
 	if (sk->sk_user_data == w) {
 		sk->sk_data_ready = w->data_ready;
 		sk->sk_state_change = w->state_change;
+		if (w->tx_work)
+			sk->sk_write_space = w->write_space;
 		sk->sk_user_data = NULL;
 	}
 	write_unlock_bh(&sk->sk_callback_lock);
@@ -462,6 +507,48 @@ int dst_sock_send_bvec(struct socket *sock, const struct bio_vec *bv,
 	}
 	memalloc_noreclaim_restore(noreclaim);
 	return ret;
+}
+
+/**
+ * dst_sock_send_nowait - one try to send, without waiting for room
+ * @sock: the socket
+ * @buf: bytes in kernel memory, or NULL to send from @bv
+ * @bv: with @buf NULL, a segment of data (see dst_sock_send_bvec())
+ * @off: where in @buf's @len bytes, or in @bv, to start
+ * @len: with @buf, its length
+ * @zero_copy: as for dst_sock_send_bvec()
+ * @flags: MSG_MORE while more of the frame follows
+ *
+ * For senders that must not block (dst_sock_watch_tx()).  Returns the
+ * bytes sent (perhaps fewer than asked), -EAGAIN when there was no room
+ * at all (the socket's write_space will tell when there is), or an error.
+ */
+int dst_sock_send_nowait(struct socket *sock, const void *buf,
+			 const struct bio_vec *bv, size_t off, size_t len,
+			 bool zero_copy, int flags)
+{
+	unsigned int noreclaim = memalloc_noreclaim_save();
+	struct msghdr msg = { .msg_flags = flags | MSG_DONTWAIT | MSG_NOSIGNAL };
+	struct bio_vec b;
+	struct kvec kv;
+	int ret;
+
+	if (buf) {
+		kv.iov_base = (void *)buf + off;
+		kv.iov_len = len - off;
+		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
+		ret = sock_sendmsg(sock, &msg);
+	} else if (!zero_copy || !sendpage_ok(bv->bv_page)) {
+		bvec_set_page(&b, bv->bv_page, bv->bv_len - off,
+			      bv->bv_offset + off);
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &b, 1, b.bv_len);
+		ret = sock_sendmsg(sock, &msg);
+	} else {
+		ret = kernel_sendpage(sock, bv->bv_page, bv->bv_offset + off,
+				      bv->bv_len - off, msg.msg_flags);
+	}
+	memalloc_noreclaim_restore(noreclaim);
+	return ret ?: -EAGAIN;
 }
 
 int dst_sock_recv_bvec(struct socket *sock, const struct bio_vec *bv)

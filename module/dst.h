@@ -333,6 +333,10 @@ struct dst_sock_watch {
 	/* Reads whole frames in softirq; true if it took all there was. */
 	bool (*fast)(struct dst_sock_watch *w, struct sock *sk);
 	bool claimed;	/* the loop reads: the fast path keeps off */
+	/* dst_sock_watch_tx(): a sender queued when there is room again. */
+	struct workqueue_struct *tx_wq;
+	struct work_struct *tx_work;
+	void (*write_space)(struct sock *sk);
 };
 
 void dst_sock_watch_ran(struct dst_sock_watch *w, unsigned int frames);
@@ -367,6 +371,11 @@ int dst_sock_send(struct socket *sock, const void *buf, size_t len,
 		  int flags);
 int dst_sock_send_bvec(struct socket *sock, const struct bio_vec *bv,
 		       bool zero_copy, int flags);
+int dst_sock_send_nowait(struct socket *sock, const void *buf,
+			 const struct bio_vec *bv, size_t off, size_t len,
+			 bool zero_copy, int flags);
+void dst_sock_watch_tx(struct socket *sock, struct dst_sock_watch *w,
+		       struct workqueue_struct *wq, struct work_struct *work);
 int dst_sock_recv(struct socket *sock, void *buf, size_t len);
 int dst_sock_recv_bvec(struct socket *sock, const struct bio_vec *bv);
 int dst_sock_recv_bvecs(struct socket *sock, const struct bio_vec *bv,

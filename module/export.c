@@ -66,8 +66,9 @@
  * (they are only told so), each with DST_SRV_HELLO_MS for the whole
  * handshake.  None of them counts against DST_SRV_MAX_CONNS.
  */
-#define DST_SRV_MAX_HANDSHAKES	64
-#define DST_SRV_MAX_HANDSHAKES_SRC 8
+#define DST_SRV_MAX_HANDSHAKES	128
+/* Two remotes of 16 connections each reconnecting at once from one host. */
+#define DST_SRV_MAX_HANDSHAKES_SRC 32
 #define DST_SRV_MAX_REFUSING	4
 /*
  * Request data a connection, and an export in all, may hold at once:
@@ -170,6 +171,12 @@ struct dst_sconn {
 
 	/* Session keys once the handshake authenticated the client, or NULL. */
 	struct dst_crypto *crypto;
+	/* Keyed: the reply being sent, without blocking (send_lock). */
+	struct dst_io *tx_io;
+	size_t tx_off;			/* bytes of its frame sent */
+	struct dst_wire_hdr tx_hdr;
+	const u8 *tx_tag;
+	struct delayed_work tx_watchdog;
 
 	u64 session;			/* from HELLO; 0: none */
 	u16 slot;
@@ -626,44 +633,38 @@ static void dst_io_submit(struct dst_io *io)
 
 /* --- replies ------------------------------------------------------- */
 
+static bool dst_reply_has_data(const struct dst_io *io)
+{
+	return io->m.cmd == (DST_CMD_READ | DST_CMD_REPLY) &&
+	       io->m.status == DST_ST_OK;
+}
+
+/* A connection whose sends fail: replies are dropped from now on. */
+static void dst_sconn_kill(struct dst_sconn *conn)
+{
+	conn->dead = true;
+	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+}
+
 static int dst_send_reply(struct dst_sconn *conn, struct dst_io *io,
 			  bool more)
 {
-	bool data = io->m.cmd == (DST_CMD_READ | DST_CMD_REPLY) &&
-		    io->m.status == DST_ST_OK;
-	struct dst_crypto *c = conn->crypto;
-	const u8 *tag = NULL;
+	bool data = dst_reply_has_data(io);
 	struct dst_wire_hdr hdr;
 	unsigned int i;
 	int err;
 
 	dst_msg_encode(&hdr, &io->m);
-	if (c) {
-		/* The pages are this server's own: sealed where they are. */
-		unsigned int nents = data ? io->nr_segs : 0;
-		struct scatterlist *sg = dst_crypto_sg(c, true, nents);
-
-		for (i = 0; i < nents; i++)
-			sg_set_page(&sg[i], io->bvecs[i].bv_page,
-				    io->bvecs[i].bv_len, 0);
-		tag = dst_crypto_seal(c, &hdr, nents, data ? io->m.len : 0,
-				      true);
-		if (IS_ERR(tag))
-			return PTR_ERR(tag);
-	}
 	err = dst_sock_send(conn->sock, &hdr, sizeof(hdr),
-			    data || more || c ? MSG_MORE : 0);
+			    data || more ? MSG_MORE : 0);
 	for (i = 0; data && !err && i < io->nr_segs; i++) {
 		bool last = i + 1 == io->nr_segs;
 
 		/* A normal page lives on in the socket buffer after put_page. */
 		err = dst_sock_send_bvec(conn->sock, &io->bvecs[i],
 					 i < io->nr_normal,
-					 last && !more && !c ? 0 : MSG_MORE);
+					 last && !more ? 0 : MSG_MORE);
 	}
-	if (!err && c)
-		err = dst_sock_send(conn->sock, tag, dst_crypto_tag_len(c),
-				    more ? MSG_MORE : 0);
 	return err;
 }
 
@@ -671,13 +672,11 @@ static int dst_send_reply(struct dst_sconn *conn, struct dst_io *io,
  * Send every queued reply, in batches (MSG_MORE until the last).  Called
  * with send_lock held.
  */
-static void dst_send_replies_locked(struct dst_sconn *conn)
+static void dst_send_plain_locked(struct dst_sconn *conn)
 {
-	unsigned int noio = memalloc_noio_save();
 	struct dst_io *io, *next;
 	LIST_HEAD(batch);
 
-	lockdep_assert_held(&conn->send_lock);
 	for (;;) {
 		spin_lock_irq(&conn->lock);
 		list_splice_init(&conn->replies, &batch);
@@ -688,13 +687,155 @@ static void dst_send_replies_locked(struct dst_sconn *conn)
 		list_for_each_entry_safe(io, next, &batch, entry) {
 			list_del(&io->entry);
 			if (!conn->dead &&
-			    dst_send_reply(conn, io, !list_empty(&batch))) {
-				conn->dead = true;
-				kernel_sock_shutdown(conn->sock, SHUT_RDWR);
-			}
+			    dst_send_reply(conn, io, !list_empty(&batch)))
+				dst_sconn_kill(conn);
 			dst_io_free(io);
 		}
 	}
+}
+
+/*
+ * Keyed replies are sealed and sent from the crypto workqueue, whose
+ * crypto_threads workers serve every connection of the export: a
+ * blocking send to a client that reads slowly would hold one of them,
+ * and with it every other client.  They are sent without blocking
+ * instead, as nvmet-tcp does: a reply that does not fit in the socket
+ * stays in conn->tx_io with how much of it went (tx_off), and the
+ * socket's write_space queues the send work again when there is room
+ * (dst_sock_watch_tx()).  tx_watchdog bounds how long a reply may make
+ * no progress at all, as DST_SRV_SEND_MS bounds a blocking send.
+ */
+static int dst_seal_reply(struct dst_sconn *conn, struct dst_io *io)
+{
+	bool data = dst_reply_has_data(io);
+	struct dst_crypto *c = conn->crypto;
+	unsigned int nents = data ? io->nr_segs : 0;
+	struct scatterlist *sg = dst_crypto_sg(c, true, nents);
+	const u8 *tag;
+	unsigned int i;
+
+	/* The pages are this server's own: sealed where they are. */
+	dst_msg_encode(&conn->tx_hdr, &io->m);
+	for (i = 0; i < nents; i++)
+		sg_set_page(&sg[i], io->bvecs[i].bv_page, io->bvecs[i].bv_len,
+			    0);
+	tag = dst_crypto_seal(c, &conn->tx_hdr, nents, data ? io->m.len : 0,
+			      true);
+	if (IS_ERR(tag))
+		return PTR_ERR(tag);
+	conn->tx_tag = tag;	/* valid until the next seal */
+	conn->tx_off = 0;
+	return 0;
+}
+
+/*
+ * Send what is left of the sealed frame: its header, its data, its tag.
+ * Returns 0 when all of it went, -EAGAIN when the socket is full, or an
+ * error.
+ */
+static int dst_send_sealed(struct dst_sconn *conn, bool more)
+{
+	struct dst_io *io = conn->tx_io;
+	unsigned int nr = dst_reply_has_data(io) ? io->nr_segs : 0;
+	size_t pos = 0, skip, len;
+	unsigned int i;
+	int ret, flags;
+
+	/* Piece 0 is the header, 1..nr the data, nr + 1 the tag. */
+	for (i = 0; i <= nr + 1; i++, pos += len) {
+		len = !i ? sizeof(conn->tx_hdr) : i <= nr ?
+		      io->bvecs[i - 1].bv_len :
+		      dst_crypto_tag_len(conn->crypto);
+		flags = i == nr + 1 && !more ? 0 : MSG_MORE;
+		for (skip = conn->tx_off - min(conn->tx_off, pos); skip < len;
+		     skip += ret, conn->tx_off += ret) {
+			if (!i)
+				ret = dst_sock_send_nowait(conn->sock,
+							   &conn->tx_hdr, NULL,
+							   skip, len, false,
+							   flags);
+			else if (i <= nr)
+				ret = dst_sock_send_nowait(conn->sock, NULL,
+							   &io->bvecs[i - 1],
+							   skip, 0,
+							   i - 1 < io->nr_normal,
+							   flags);
+			else
+				ret = dst_sock_send_nowait(conn->sock,
+							   conn->tx_tag, NULL,
+							   skip, len, false,
+							   flags);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static void dst_send_sealed_locked(struct dst_sconn *conn)
+{
+	struct dst_export *exp = conn->exp;
+	struct dst_io *io;
+	bool more;
+	int err;
+
+	for (;;) {
+		io = NULL;
+		spin_lock_irq(&conn->lock);
+		if (!conn->tx_io) {
+			io = list_first_entry_or_null(&conn->replies,
+						      struct dst_io, entry);
+			if (io)
+				list_del_init(&io->entry);
+		}
+		more = !list_empty(&conn->replies);
+		spin_unlock_irq(&conn->lock);
+		if (io) {
+			err = conn->dead ? -EPIPE : dst_seal_reply(conn, io);
+			if (err) {
+				if (!conn->dead)
+					dst_sconn_kill(conn);
+				dst_io_free(io);
+				continue;
+			}
+			conn->tx_io = io;
+		}
+		if (!conn->tx_io)
+			break;
+		err = conn->dead ? -EPIPE : dst_send_sealed(conn, more);
+		if (err == -EAGAIN) {
+			/* write_space brings us back; no progress: the end. */
+			mod_delayed_work(exp->send_wq, &conn->tx_watchdog,
+					 msecs_to_jiffies(DST_SRV_SEND_MS));
+			return;
+		}
+		if (err && !conn->dead)
+			dst_sconn_kill(conn);
+		dst_io_free(conn->tx_io);
+		conn->tx_io = NULL;
+	}
+	cancel_delayed_work(&conn->tx_watchdog);
+}
+
+/* A keyed reply made no progress for DST_SRV_SEND_MS: end the connection. */
+static void dst_sconn_tx_watchdog(struct work_struct *work)
+{
+	struct dst_sconn *conn = container_of(to_delayed_work(work),
+					      struct dst_sconn, tx_watchdog);
+
+	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+	queue_work(conn->exp->crypto_wq, &conn->send_work);
+}
+
+static void dst_send_replies_locked(struct dst_sconn *conn)
+{
+	unsigned int noio = memalloc_noio_save();
+
+	lockdep_assert_held(&conn->send_lock);
+	if (conn->crypto)
+		dst_send_sealed_locked(conn);
+	else
+		dst_send_plain_locked(conn);
 	memalloc_noio_restore(noio);
 }
 
@@ -940,6 +1081,36 @@ static bool dst_sconn_fence(struct dst_sconn *conn, u64 session, u16 slot)
 	}
 }
 
+/* The handshake is over, either way: its slot is free.  conns_lock. */
+static void dst_export_end_handshake(struct dst_export *exp,
+				     struct dst_sconn *conn)
+{
+	lockdep_assert_held(&exp->conns_lock);
+	exp->nr_handshakes--;
+	if (conn->refusing)
+		exp->nr_refusing--;
+}
+
+/*
+ * After the handshake: established, unless the export already has all
+ * the clients it takes.  Returns false for the latter.
+ */
+static bool dst_sconn_establish(struct dst_sconn *conn)
+{
+	struct dst_export *exp = conn->exp;
+	bool ok;
+
+	mutex_lock(&exp->conns_lock);
+	/* Established ones: all but those in the handshake, this one too. */
+	ok = exp->nr_conns - exp->nr_handshakes < DST_SRV_MAX_CONNS;
+	if (ok) {
+		dst_export_end_handshake(exp, conn);
+		conn->established = true;
+	}
+	mutex_unlock(&exp->conns_lock);
+	return ok;
+}
+
 /*
  * The first frame must be a well-formed HELLO for this export; the
  * answer is the welcome with what this connection may do, or a status
@@ -1075,6 +1246,13 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 	if (h.session && !dst_sconn_fence(conn, h.session, h.slot)) {
 		pr_warn_ratelimited("%s: %pISpc: the connection slot %u replaces did not drain in %d ms; refused\n",
 				    node->name, &conn->peer, h.slot, DST_SRV_FENCE_MS);
+		dst_sconn_reply_hello(conn, DST_ST_BUSY);
+		return -EPERM;
+	}
+	if (!dst_sconn_establish(conn)) {
+		pr_warn_ratelimited("%s: %pISpc: already %d clients; refused\n",
+				    node->name, &conn->peer,
+				    DST_SRV_MAX_CONNS);
 		dst_sconn_reply_hello(conn, DST_ST_BUSY);
 		return -EPERM;
 	}
@@ -1398,16 +1576,6 @@ static const char *dst_export_admit(struct dst_export *exp,
 	return NULL;
 }
 
-/* The handshake is over, either way: its slot is free.  conns_lock. */
-static void dst_export_end_handshake(struct dst_export *exp,
-				     struct dst_sconn *conn)
-{
-	lockdep_assert_held(&exp->conns_lock);
-	exp->nr_handshakes--;
-	if (conn->refusing)
-		exp->nr_refusing--;
-}
-
 /*
  * DST_SRV_HELLO_MS for the whole handshake, not for each read: a
  * client trickling a byte at a time would otherwise hold its slot for
@@ -1420,26 +1588,6 @@ static void dst_sconn_hs_timeout(struct work_struct *work)
 					      struct dst_sconn, hs_timeout);
 
 	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
-}
-
-/*
- * After the handshake: established, unless the export already has all
- * the clients it takes.  Returns false for the latter.
- */
-static bool dst_sconn_establish(struct dst_sconn *conn)
-{
-	struct dst_export *exp = conn->exp;
-	bool ok;
-
-	mutex_lock(&exp->conns_lock);
-	/* Established ones: all but those in the handshake, this one too. */
-	ok = exp->nr_conns - exp->nr_handshakes < DST_SRV_MAX_CONNS;
-	if (ok) {
-		dst_export_end_handshake(exp, conn);
-		conn->established = true;
-	}
-	mutex_unlock(&exp->conns_lock);
-	return ok;
 }
 
 /*
@@ -1466,12 +1614,6 @@ static void dst_sconn_recv_work(struct work_struct *work)
 		err = dst_sconn_handshake(conn);
 		/* The timeout's work uses the socket: done before it goes. */
 		cancel_delayed_work_sync(&conn->hs_timeout);
-		if (!err && !dst_sconn_establish(conn)) {
-			pr_warn_ratelimited("%s: %pISpc: already %d clients; refused\n",
-					    node->name, &conn->peer,
-					    DST_SRV_MAX_CONNS);
-			err = -EPERM;
-		}
 		if (!err) {
 			dst_sock_set_timeout(conn->sock, 0);
 			lock_sock(conn->sock->sk);
@@ -1480,6 +1622,10 @@ static void dst_sconn_recv_work(struct work_struct *work)
 			release_sock(conn->sock->sk);
 			dst_sock_watch(conn->sock, &conn->watch, exp->recv_wq,
 				       &conn->recv_work, NULL);
+			if (conn->crypto)
+				dst_sock_watch_tx(conn->sock, &conn->watch,
+						  exp->crypto_wq,
+						  &conn->send_work);
 		}
 	}
 	/* Queued for bytes an earlier run already read: wait for more. */
@@ -1532,6 +1678,9 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	wait_event(conn->wait, !atomic_read(&conn->inflight));
 	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
 	flush_work(&conn->send_work);
+	/* The watchdog may queue the send work: both done before the free. */
+	cancel_delayed_work_sync(&conn->tx_watchdog);
+	flush_work(&conn->send_work);
 	memalloc_noio_restore(noio);
 
 	mutex_lock(&exp->conns_lock);
@@ -1575,6 +1724,7 @@ static void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
 	INIT_WORK(&conn->recv_work, dst_sconn_recv_work);
 	INIT_WORK(&conn->send_work, dst_send_work);
 	INIT_DELAYED_WORK(&conn->hs_timeout, dst_sconn_hs_timeout);
+	INIT_DELAYED_WORK(&conn->tx_watchdog, dst_sconn_tx_watchdog);
 	mutex_init(&conn->send_lock);
 
 	/*
@@ -1919,8 +2069,12 @@ void dst_export_stop(struct dst_node *node)
 		mutex_lock(&exp->conns_lock);
 		pr_warn("%s: %d client(s) did not take their replies in %d ms; closing them\n",
 			node->name, exp->nr_conns, DST_SRV_DRAIN_MS);
-		list_for_each_entry(conn, &exp->conns, entry)
+		list_for_each_entry(conn, &exp->conns, entry) {
 			kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+			/* A keyed sender waiting for room sees it fail. */
+			if (conn->crypto)
+				queue_work(exp->crypto_wq, &conn->send_work);
+		}
 		mutex_unlock(&exp->conns_lock);
 		wait_event(exp->wait, !READ_ONCE(exp->nr_conns));
 	}
@@ -1963,15 +2117,16 @@ ssize_t dst_export_show_stats(struct dst_node *node, char *buf)
 	len = sysfs_emit(buf, "state %s\n", exp ? "running" : "disabled");
 	if (exp) {
 		mutex_lock(&exp->conns_lock);
-		len += sysfs_emit_at(buf, len, "connections %d\n",
-				     exp->nr_conns);
+		len += sysfs_emit_at(buf, len, "connections %d\nhandshakes %d\n",
+				     exp->nr_conns, exp->nr_handshakes);
 		mutex_unlock(&exp->conns_lock);
 		len = dst_stats_emit(exp->stats, buf, len);
 		len += sysfs_emit_at(buf, len, "fenced %lld\nmerged_resends %lld\n",
 				     atomic64_read(&exp->fenced),
 				     atomic64_read(&exp->merged));
-		len += sysfs_emit_at(buf, len, "spare_pages %d\n",
-				     atomic_read(&exp->spare_pages));
+		len += sysfs_emit_at(buf, len, "spare_pages %d\npinned_bytes %ld\n",
+				     atomic_read(&exp->spare_pages),
+				     atomic_long_read(&exp->pinned));
 	}
 	mutex_unlock(&node->lock);
 	return len;
