@@ -213,8 +213,10 @@ static void dst_sock_kick(struct sock *sk, bool state)
 	if (w) {
 		int cpu = smp_processor_id();
 
-		if (state || !w->fast || READ_ONCE(w->claimed) ||
-		    !w->fast(w, sk)) {
+		if (READ_ONCE(w->rx_off)) {
+			/* dst_sock_unwatch_rx(): the loop is gone. */
+		} else if (state || !w->fast || READ_ONCE(w->claimed) ||
+			   !w->fast(w, sk)) {
 			if (w->fast)
 				WRITE_ONCE(w->claimed, true);
 			if (READ_ONCE(w->busy))
@@ -300,6 +302,7 @@ void dst_sock_watch(struct socket *sock, struct dst_sock_watch *w,
 	w->work = work;
 	w->fast = fast;
 	w->tx_work = NULL;
+	w->rx_off = false;
 	w->claimed = true;
 	w->busy = false;
 	w->quiet = DST_SOCK_QUIET_RUNS;
@@ -330,6 +333,21 @@ void dst_sock_unwatch(struct socket *sock, struct dst_sock_watch *w)
 			sk->sk_write_space = w->write_space;
 		sk->sk_user_data = NULL;
 	}
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*
+ * Stop queueing the receive loop, but go on telling the sender of room
+ * and state changes (dst_sock_watch_tx()) until dst_sock_unwatch(): a
+ * loop that ends still has replies to send.
+ */
+void dst_sock_unwatch_rx(struct socket *sock, struct dst_sock_watch *w)
+{
+	struct sock *sk = sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data == w)
+		WRITE_ONCE(w->rx_off, true);
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 

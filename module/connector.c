@@ -439,7 +439,10 @@ static int dst_cn_handle(struct cn_msg *msg)
  * The connector holds no reference on this module while it runs a
  * callback, and cn_del_callback() does not wait for running ones: the
  * module counts them itself, and dst_connector_exit() waits for the
- * count to drop.  A callback that finds the door closing refuses.
+ * count to drop.  A callback that finds the door closing refuses.  This
+ * narrows the race with unloading to the few instructions before the
+ * count is raised and after it drops; closing it needs the connector
+ * core to pin the callback's module, which 6.1's does not.
  */
 static atomic_t dst_cn_running = ATOMIC_INIT(0);
 static bool dst_cn_closing;
@@ -450,6 +453,7 @@ static void dst_cn_callback(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 	int err;
 
 	atomic_inc(&dst_cn_running);
+	smp_mb__after_atomic();		/* pairs with dst_connector_exit() */
 	if (READ_ONCE(dst_cn_closing))
 		err = -ESHUTDOWN;
 	else if (!capable(CAP_SYS_ADMIN))
@@ -478,6 +482,7 @@ int dst_connector_init(void)
 void dst_connector_exit(void)
 {
 	WRITE_ONCE(dst_cn_closing, true);
+	smp_mb();	/* closing seen, or our count seen by exit */
 	cn_del_callback(&dst_cn_id);
 	wait_event(dst_cn_wait, !atomic_read(&dst_cn_running));
 }

@@ -106,15 +106,17 @@ static struct crypto_aead *dst_alloc_aead(const char *name)
 }
 
 /*
- * Seal one small frame the way every frame is sealed: the nonce is the
- * frame counter in the IV's last eight bytes, zeros before it.  An AEAD
- * with rules of its own for the nonce (ccm(aes) wants a length field in
- * the IV's first byte) refuses it, and would refuse every frame.
+ * Seal one small frame the way every frame is sealed: a header's worth
+ * of associated data, the nonce the frame counter (the first frame's,
+ * 0) in the IV's last eight bytes, zeros before it.  An AEAD with rules
+ * of its own for the nonce (ccm(aes) wants a length field in the IV's
+ * first byte) or the associated data refuses it, and would refuse every
+ * frame.
  */
 static int dst_crypto_try_seal(struct crypto_aead *tfm)
 {
 	unsigned int iv = crypto_aead_ivsize(tfm);
-	unsigned int len = 16 + crypto_aead_authsize(tfm);
+	unsigned int len = DST_HDR_SIZE + 16 + crypto_aead_authsize(tfm);
 	struct aead_request *req;
 	struct scatterlist sg;
 	u8 *buf;
@@ -126,10 +128,10 @@ static int dst_crypto_try_seal(struct crypto_aead *tfm)
 		err = -ENOMEM;
 		goto out;
 	}
-	dst_seq_encode(buf + len + iv - sizeof(u64), 1);
+	dst_seq_encode(buf + len + iv - sizeof(u64), 0);
 	sg_init_one(&sg, buf, len);
 	aead_request_set_callback(req, 0, NULL, NULL);
-	aead_request_set_ad(req, 0);
+	aead_request_set_ad(req, DST_HDR_SIZE);
 	aead_request_set_crypt(req, &sg, &sg, 16, buf + len);
 	err = crypto_aead_encrypt(req);
 out:

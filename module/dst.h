@@ -337,6 +337,7 @@ struct dst_sock_watch {
 	struct workqueue_struct *tx_wq;
 	struct work_struct *tx_work;
 	void (*write_space)(struct sock *sk);
+	bool rx_off;	/* dst_sock_unwatch_rx(): the loop is not queued */
 };
 
 void dst_sock_watch_ran(struct dst_sock_watch *w, unsigned int frames);
@@ -374,6 +375,7 @@ int dst_sock_send_bvec(struct socket *sock, const struct bio_vec *bv,
 int dst_sock_send_nowait(struct socket *sock, const void *buf,
 			 const struct bio_vec *bv, size_t off, size_t len,
 			 bool zero_copy, int flags);
+void dst_sock_unwatch_rx(struct socket *sock, struct dst_sock_watch *w);
 void dst_sock_watch_tx(struct socket *sock, struct dst_sock_watch *w,
 		       struct workqueue_struct *wq, struct work_struct *work);
 int dst_sock_recv(struct socket *sock, void *buf, size_t len);

@@ -92,6 +92,7 @@
 #define DST_SRV_SEND_MS		30000	/* a client must read replies */
 #define DST_SRV_FENCE_MS	30000	/* a replaced connection must drain */
 #define DST_SRV_DRAIN_MS	30000	/* disable: clients take replies */
+#define DST_SRV_TX_BUDGET	16	/* keyed replies a send work run */
 #define DST_SRV_KA_IDLE_S	20	/* TCP keepalive: a vanished client */
 #define DST_SRV_KA_INTVL_S	5
 #define DST_SRV_KA_CNT		4
@@ -176,6 +177,7 @@ struct dst_sconn {
 	size_t tx_off;			/* bytes of its frame sent */
 	struct dst_wire_hdr tx_hdr;
 	const u8 *tx_tag;
+	unsigned long tx_progress;	/* jiffies: bytes last went out */
 	struct delayed_work tx_watchdog;
 
 	u64 session;			/* from HELLO; 0: none */
@@ -586,6 +588,13 @@ static void dst_bio_end_io(struct bio *bio)
 	io->m.status = dst_bio_status(bio->bi_status);
 	dst_stats_account(io->conn->exp->stats, dir, io->m.len,
 			  io->m.status != DST_ST_OK);
+	/*
+	 * Nothing needs the bio any more (the data is in io->bvecs): give
+	 * it back to the bio_set now, not when the reply is sent, or a
+	 * loop holding replies could wait on that mempool for itself.
+	 */
+	io->bio = NULL;
+	bio_put(bio);
 	dst_queue_reply(io);
 }
 
@@ -767,6 +776,7 @@ static int dst_send_sealed(struct dst_sconn *conn, bool more)
 							   flags);
 			if (ret < 0)
 				return ret;
+			WRITE_ONCE(conn->tx_progress, jiffies);
 		}
 	}
 	return 0;
@@ -775,11 +785,17 @@ static int dst_send_sealed(struct dst_sconn *conn, bool more)
 static void dst_send_sealed_locked(struct dst_sconn *conn)
 {
 	struct dst_export *exp = conn->exp;
+	unsigned int budget = DST_SRV_TX_BUDGET;
 	struct dst_io *io;
 	bool more;
 	int err;
 
 	for (;;) {
+		/* Fair to the other connections sharing crypto_threads. */
+		if (!budget--) {
+			queue_work(exp->crypto_wq, &conn->send_work);
+			return;
+		}
 		io = NULL;
 		spin_lock_irq(&conn->lock);
 		if (!conn->tx_io) {
@@ -798,33 +814,45 @@ static void dst_send_sealed_locked(struct dst_sconn *conn)
 				dst_io_free(io);
 				continue;
 			}
-			conn->tx_io = io;
+			WRITE_ONCE(conn->tx_io, io);
+			WRITE_ONCE(conn->tx_progress, jiffies);
 		}
 		if (!conn->tx_io)
 			break;
 		err = conn->dead ? -EPIPE : dst_send_sealed(conn, more);
 		if (err == -EAGAIN) {
-			/* write_space brings us back; no progress: the end. */
-			mod_delayed_work(exp->send_wq, &conn->tx_watchdog,
-					 msecs_to_jiffies(DST_SRV_SEND_MS));
+			/* write_space brings us back; the watchdog, if not. */
+			queue_delayed_work(exp->send_wq, &conn->tx_watchdog,
+					   msecs_to_jiffies(DST_SRV_SEND_MS));
 			return;
 		}
 		if (err && !conn->dead)
 			dst_sconn_kill(conn);
+		WRITE_ONCE(conn->tx_progress, jiffies);
 		dst_io_free(conn->tx_io);
-		conn->tx_io = NULL;
+		WRITE_ONCE(conn->tx_io, NULL);
 	}
-	cancel_delayed_work(&conn->tx_watchdog);
 }
 
-/* A keyed reply made no progress for DST_SRV_SEND_MS: end the connection. */
+/*
+ * A keyed reply waits for room in the socket: if it made no progress
+ * for DST_SRV_SEND_MS, end the connection (its sender then sees the
+ * socket fail and frees what it holds); else look again later.
+ */
 static void dst_sconn_tx_watchdog(struct work_struct *work)
 {
 	struct dst_sconn *conn = container_of(to_delayed_work(work),
 					      struct dst_sconn, tx_watchdog);
+	unsigned long timeout = msecs_to_jiffies(DST_SRV_SEND_MS);
+	unsigned long idle = jiffies - READ_ONCE(conn->tx_progress);
 
-	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
-	queue_work(conn->exp->crypto_wq, &conn->send_work);
+	if (!READ_ONCE(conn->tx_io))
+		return;
+	if (idle < timeout)
+		queue_delayed_work(conn->exp->send_wq, &conn->tx_watchdog,
+				   timeout - idle);
+	else
+		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
 }
 
 static void dst_send_replies_locked(struct dst_sconn *conn)
@@ -1052,6 +1080,8 @@ static bool dst_sconn_fence(struct dst_sconn *conn, u64 session, u16 slot)
 			kernel_sock_shutdown(old->sock, SHUT_RDWR);
 			wake_up(&old->wait);
 			wake_up_all(&exp->mem_wait);
+			/* It may itself be fencing, waiting here. */
+			wake_up_all(&exp->wait);
 		}
 		n++;
 	}
@@ -1070,13 +1100,18 @@ static bool dst_sconn_fence(struct dst_sconn *conn, u64 session, u16 slot)
 	deadline = jiffies + msecs_to_jiffies(DST_SRV_FENCE_MS);
 	for (;;) {
 		unsigned int gone = READ_ONCE(exp->nr_gone);
+		long left;
 
 		if (!dst_export_slot_taken(exp, conn))
 			return true;
-		if (time_after_eq(jiffies, deadline) ||
+		/* A newer reconnection of the slot fenced this one. */
+		if (READ_ONCE(conn->fenced))
+			return false;
+		left = (long)(deadline - jiffies);
+		if (left <= 0 ||
 		    !wait_event_timeout(exp->wait,
-					READ_ONCE(exp->nr_gone) != gone,
-					deadline - jiffies))
+					READ_ONCE(exp->nr_gone) != gone ||
+					READ_ONCE(conn->fenced), left))
 			return false;
 	}
 }
@@ -1102,7 +1137,8 @@ static bool dst_sconn_establish(struct dst_sconn *conn)
 
 	mutex_lock(&exp->conns_lock);
 	/* Established ones: all but those in the handshake, this one too. */
-	ok = exp->nr_conns - exp->nr_handshakes < DST_SRV_MAX_CONNS;
+	ok = exp->nr_conns - exp->nr_handshakes < DST_SRV_MAX_CONNS &&
+	     !exp->stopping;
 	if (ok) {
 		dst_export_end_handshake(exp, conn);
 		conn->established = true;
@@ -1250,7 +1286,7 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 		return -EPERM;
 	}
 	if (!dst_sconn_establish(conn)) {
-		pr_warn_ratelimited("%s: %pISpc: already %d clients; refused\n",
+		pr_warn_ratelimited("%s: %pISpc: export stopping or already %d clients; refused\n",
 				    node->name, &conn->peer,
 				    DST_SRV_MAX_CONNS);
 		dst_sconn_reply_hello(conn, DST_ST_BUSY);
@@ -1536,7 +1572,7 @@ static void dst_sconn_wait_budget(struct dst_sconn *conn)
 	}
 }
 
-/* The host part of two peers' addresses, ports aside. */
+/* The same host: the same IPv4 address, or the same IPv6 /64. */
 static bool dst_same_host(const struct sockaddr_storage *a,
 			  const struct sockaddr_storage *b)
 {
@@ -1545,8 +1581,10 @@ static bool dst_same_host(const struct sockaddr_storage *a,
 	if (a->ss_family == AF_INET)
 		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
 		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			       &((const struct sockaddr_in6 *)b)->sin6_addr);
+	/* One host of IPv6 has a /64 to choose its addresses from. */
+	return ipv6_prefix_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				 &((const struct sockaddr_in6 *)b)->sin6_addr,
+				 64);
 }
 
 /*
@@ -1667,7 +1705,12 @@ static void dst_sconn_recv_work(struct work_struct *work)
 			return;
 		}
 	}
-	dst_sock_unwatch(conn->sock, &conn->watch);
+	/*
+	 * The loop is done reading; its sender is not: a keyed one waiting
+	 * for room must still hear of it (write_space, state changes) until
+	 * every reply is out.
+	 */
+	dst_sock_unwatch_rx(conn->sock, &conn->watch);
 	dst_sconn_flush_replies(conn);
 	if (err < 0 && err != -ECONNRESET && err != -EPERM &&
 	    !READ_ONCE(exp->stopping) && !READ_ONCE(conn->fenced))
@@ -1676,6 +1719,7 @@ static void dst_sconn_recv_work(struct work_struct *work)
 
 	/* Answer what was read (unless sending failed), then close. */
 	wait_event(conn->wait, !atomic_read(&conn->inflight));
+	dst_sock_unwatch(conn->sock, &conn->watch);
 	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
 	flush_work(&conn->send_work);
 	/* The watchdog may queue the send work: both done before the free. */
@@ -2069,12 +2113,9 @@ void dst_export_stop(struct dst_node *node)
 		mutex_lock(&exp->conns_lock);
 		pr_warn("%s: %d client(s) did not take their replies in %d ms; closing them\n",
 			node->name, exp->nr_conns, DST_SRV_DRAIN_MS);
-		list_for_each_entry(conn, &exp->conns, entry) {
+		/* A keyed sender waiting for room is kicked by the state change. */
+		list_for_each_entry(conn, &exp->conns, entry)
 			kernel_sock_shutdown(conn->sock, SHUT_RDWR);
-			/* A keyed sender waiting for room sees it fail. */
-			if (conn->crypto)
-				queue_work(exp->crypto_wq, &conn->send_work);
-		}
 		mutex_unlock(&exp->conns_lock);
 		wait_event(exp->wait, !READ_ONCE(exp->nr_conns));
 	}
