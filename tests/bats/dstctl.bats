@@ -280,3 +280,67 @@ allow1 fd99::/64 ro"
 	assert_success
 	assert_output ''
 }
+
+@test "list and status -o json: the same facts as the text, as JSON jq reads" {
+	local json
+	"$DSTCTL" export e1 /dev/ram0 127.0.0.1:7000 --allow 127.0.0.0/8 --allow ::1=ro
+	"$DSTCTL" export e2 /dev/ram1 127.0.0.1:7001 --allow 0.0.0.0/0 --no-enable
+	run "$DSTCTL" attach r1 127.0.0.1:7000 --export e1 --connections 2 \
+		--fail-timeout -1
+	assert_success
+	dev=${output#r1: }
+	wait_for 10 test -b "$dev"
+	[ "$(checksum "$dev" 0 $((1 << 20)))" = "$(checksum /dev/ram0 0 $((1 << 20)))" ]
+
+	run "$DSTCTL" list -o json
+	assert_success
+	json=$output
+	[ "$(jq -r '[.nodes[].name] | join(" ")' <<< "$json")" = "e1 e2 r1" ]
+	jq -e '.nodes[0] == {"name": "e1", "role": "export", "state": "running",
+		"addr": "127.0.0.1:7000", "device": "/dev/ram0"}' <<< "$json"
+	jq -e '.nodes[1] | .state == "disabled" and .device == "/dev/ram1"' <<< "$json"
+	jq -e --arg d "${dev#/dev/}" '.nodes[2] | .role == "remote" and
+		.state == "running" and .device == $d' <<< "$json"
+	[ "$("$DSTCTL" list --output-format=json)" = "$json" ]
+	run "$DSTCTL" list -o normal
+	assert_line --regexp '^e1 +export +running +127.0.0.1:7000 +/dev/ram0$'
+
+	run "$DSTCTL" status r1 -o json
+	assert_success
+	json=$output
+	jq -e '.name == "r1" and .role == "remote" and (has("acl") | not)' <<< "$json"
+	jq -e '.attributes.connections == 2 and .attributes.fail_timeout_s == -1
+		and .attributes.export == "e1"' <<< "$json"
+	jq -e '.stats.connections == "2/2" and .stats.read_ops >= 1 and
+		.stats.read_bytes >= 1048576' <<< "$json"
+	# every attribute holds what the text status shows
+	diff -u <("$DSTCTL" status r1 | sed -n '2,/^stats:$/p' | sed '$d') \
+		<(jq -r '.attributes | to_entries[] | "\(.key): \(.value)"' <<< "$json")
+
+	run "$DSTCTL" status -o json e1
+	assert_success
+	json=$output
+	jq -e '.acl == [{"rule": "allow0", "addr": "127.0.0.0/8", "perm": "rw"},
+		{"rule": "allow1", "addr": "::1/128", "perm": "ro"}]' <<< "$json"
+	jq -e '.clients | length == 2 and all(.[]; .read_only == false and
+		(.addr | startswith("127.0.0.1:")))' <<< "$json"
+	jq -e '.stats.state == "running" and (.stats.read_ops | type) == "number"' <<< "$json"
+
+	# strings are escaped: a device path with a quote, a backslash, a
+	# tab and a blank (configfs takes any absolute path until enable)
+	local odd=$'/tmp/a"b\\c\td e'
+	mkdir "$DST_CFS/exports/e3"
+	printf '%s\n' "$odd" > "$DST_CFS/exports/e3/device"
+	[ "$("$DSTCTL" list -o json | jq -r '.nodes[] | select(.name == "e3") | .device')" = "$odd" ]
+	[ "$("$DSTCTL" status e3 -o json | jq -r .attributes.device)" = "$odd" ]
+	[ "$("$DSTCTL" status e3 -o json | jq -r .attributes.addr)" = "" ]
+	rmdir "$DST_CFS/exports/e3"
+
+	run "$DSTCTL" list -o xml
+	assert_failure 2
+	assert_output --partial "output format 'xml'"
+	run "$DSTCTL" status r1 -o
+	assert_failure 2
+	run "$DSTCTL" status -o json
+	assert_failure 2
+}
