@@ -15,6 +15,10 @@
 #   make vm-shell an interactive guest shell for debugging
 #   make install  dstctl, dst-cn, their man pages, dst.service, the udev
 #                 rules and dracut's 95dst (DESTDIR= and PREFIX=, default /usr)
+#   make deb      Debian packages dst-dkms and dst-tools in build/deb/,
+#                 checked with lintian (scripts/mkdeb.sh, packaging/)
+#   make check-packages  make deb, then a guest installs them (DKMS
+#                 builds dst.ko), uses them and purges them
 #   make clean
 #
 # KVER= or KDIR= override the kernel found by scripts/kver.sh.
@@ -100,9 +104,17 @@ install:
 		install -m 0755 dracut-module/95dst/$$f $(DESTDIR)$(DRACUTMODDIR)/95dst/$$f || exit 1; \
 	done
 
+# Debian packages, built in a copy of the tree under build/deb/.
+deb: deps
+	@sh scripts/mkdeb.sh
+
+# Not part of check: the DKMS build takes minutes under TCG.
+check-packages: module tools deb
+	@sh tests/vm/run -t 1200 tests/packages/packages.bats
+
 clean:
 	-$(MAKE) -C module KVER=$(KVER) KDIR=$(KDIR) clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/selftest/warn clean
 	rm -rf build
 
-.PHONY: all deps module tools check check-debug debug-kernel demo bench bench-profile vm-shell lint install clean
+.PHONY: all deps module tools check check-debug debug-kernel demo bench bench-profile vm-shell lint install deb check-packages clean
