@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# Fault injection, in the debug kernel only (make check-debug): Debian's
+# kernel has no fault injection, which is why these suites live outside
+# tests/bats/ and make check does not run them.
+#
+# Allocation failures are injected with fail-nth: the Nth fault point
+# (a slab allocation that may sleep, or an atomic or high-order page
+# allocation) the writing task reaches fails, for N = 1, 2, ... 64,
+# then in steps of N/16, until an enable succeeds without reaching N.
+# (Every point one by one would be thousands of tries on some paths:
+# the reserve mempools alone are hundreds of allocations in a row.)  Every failed try must return an errno, leave the node disabled and
+# as configured, and the next try must work; kmemleak, scanned by the
+# guest after rmmod dst, finds whatever an error path leaked.  Then the
+# backing device fails requests (fail_make_request) and the disk loses
+# completions (fail_io_timeout).
+
+load ../bats/helpers
+
+SRV=10.99.0.1:7000
+FI=/sys/kernel/debug
+
+setup() {
+	[ -w /proc/self/fail-nth ] ||
+		skip "needs the debug kernel (fault injection): make check-debug"
+	dst_load
+	netns_pair
+	brd_make 16
+	# Only fail-nth injects (probability 0); sleeping slab allocations
+	# too; and quietly: a stack per injected failure reads as a splat.
+	local a
+	for a in failslab fail_page_alloc; do
+		echo 0 > "$FI/$a/probability"
+		echo 0 > "$FI/$a/verbose"
+	done
+	echo N > "$FI/failslab/ignore-gfp-wait"
+}
+
+teardown() {
+	echo 0 > "$FI/fail_make_request/probability" 2>/dev/null || true
+	echo 0 > "$FI/fail_io_timeout/probability" 2>/dev/null || true
+	dst_teardown
+}
+
+# nth_enable DIR N NS: write 1 to DIR/enable from NS with the Nth fault
+# point of the writing thread failing.  Prints "<errno or OK> <left>",
+# left being what remained of N: not 0 means the Nth point was never
+# reached, so every point of this path has been tried.
+nth_enable() {
+	in_ns "$3" python3 -c '
+import errno, os, sys
+fd = os.open(sys.argv[1] + "/enable", os.O_WRONLY)
+nth = os.open("/proc/thread-self/fail-nth", os.O_RDWR)
+os.write(nth, sys.argv[2].encode())
+try:
+    os.write(fd, b"1\n")
+    r = "OK"
+except OSError as e:
+    r = errno.errorcode[e.errno]
+left = os.pread(nth, 32, 0).decode().strip()
+os.write(nth, b"0")
+print(r, left)' "$1" "$2"
+}
+
+# every_failure DIR NS MAX: enable DIR with fault point 1, 2, ... failing
+# until an enable passes all of them; each failure must leave the node
+# disabled, and it is disabled again after each success.
+every_failure() {
+	local dir=$1 ns=$2 max=$3 n=1 out r left fails=0
+	while [ "$n" -le "$max" ]; do
+		out=$(nth_enable "$dir" "$n" "$ns")
+		r=${out% *}
+		left=${out#* }
+		if [ "$r" = OK ]; then
+			state_is "$dir" running
+			echo 0 > "$dir/enable"
+			[ "$left" != 0 ] && break
+		else
+			fails=$((fails + 1))
+			state_is "$dir" disabled || {
+				echo "fault point $n: $r but state $(cat "$dir/state")" >&2
+				return 1
+			}
+		fi
+		echo "faults: $dir: fault point $n: $r" > /dev/kmsg
+		n=$((n + (n >= 64 ? n / 16 : 1)))
+	done
+	echo "$dir: fault points up to $n tried, $fails enables failed" >&3
+	[ "$n" -le "$max" ] || { echo "more than $max fault points" >&2; return 1; }
+	[ "$fails" -gt 0 ]
+}
+
+@test "an export's enable unwinds from every allocation failure, then works" {
+	local d=$DST_CFS/exports/e1
+	mkdir "$d"
+	echo /dev/ram0 > "$d/device"
+	echo "$SRV" > "$d/addr"
+	acl_rule e1 all4 0.0.0.0/0 rw
+	every_failure "$d" dst-srv 20000
+	cfs_write "$d/enable" 1 dst-srv
+	dst_attach r1 "$SRV" export=e1
+	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
+}
+
+@test "a remote's attach unwinds from every allocation failure, then works" {
+	dst_export e1 /dev/ram0 "$SRV"
+	local d=$DST_CFS/remotes/r1
+	mkdir "$d"
+	echo "$SRV" > "$d/addr"
+	echo e1 > "$d/export"
+	every_failure "$d" dst-cli 20000
+	cfs_write "$d/enable" 1 dst-cli
+	DST_DEV=/dev/$(cut -d' ' -f1 "$d/device")
+	wait_for 20 test -b "$DST_DEV"
+	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
+}
+
+@test "a keyed attach unwinds from every allocation failure in the session setup" {
+	local key=00112233445566778899aabbccddeeff
+	dst_export e1 /dev/ram0 "$SRV" key=$key hash='hmac(sha256)' cipher='gcm(aes)'
+	local d=$DST_CFS/remotes/r1
+	mkdir "$d"
+	echo "$SRV" > "$d/addr"
+	echo e1 > "$d/export"
+	echo "$key" > "$d/key"
+	echo 'hmac(sha256)' > "$d/hash"
+	echo 'gcm(aes)' > "$d/cipher"
+	every_failure "$d" dst-cli 20000
+	cfs_write "$d/enable" 1 dst-cli
+	DST_DEV=/dev/$(cut -d' ' -f1 "$d/device")
+	wait_for 20 test -b "$DST_DEV"
+	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
+}
+
+@test "a backing device that fails requests fails exactly those, and nothing else" {
+	dst_export e1 /dev/ram0 "$SRV"
+	dst_attach r1 "$SRV" export=e1
+	pattern_file "$BATS_TEST_TMPDIR/p" 1 other
+	echo 100 > "$FI/fail_make_request/probability"
+	echo -1 > "$FI/fail_make_request/times"
+	echo 0 > "$FI/fail_make_request/verbose"
+	echo 1 > /sys/block/ram0/make-it-fail
+	# A write of 1 MiB at 4 MiB: refused with EIO by the backing device.
+	run dd if="$BATS_TEST_TMPDIR/p" of="$DST_DEV" bs=1M seek=4 count=1 \
+		oflag=direct status=none
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	run dd if="$DST_DEV" of=/dev/null bs=4k skip=100 count=1 iflag=direct \
+		status=none
+	[ "$status" -ne 0 ]
+	echo 0 > /sys/block/ram0/make-it-fail
+	# Nothing hung, nothing changed, and the device works again.
+	[ "$(checksum /dev/ram0 0 $((16 << 20)))" = "$BRD_SUM" ]
+	dd if="$BATS_TEST_TMPDIR/p" of="$DST_DEV" bs=1M seek=4 count=1 \
+		oflag=direct status=none
+	[ "$(checksum /dev/ram0 $((4 << 20)) $((1 << 20)))" = \
+	  "$(digest < "$BATS_TEST_TMPDIR/p")" ]
+}
+
+@test "a completion the disk loses (fail_io_timeout) ends in the timeout path, not a hang" {
+	dst_export e1 /dev/ram0 "$SRV"
+	dst_attach r1 "$SRV" export=e1 trans_scan_timeout=2000
+	local blk
+	blk=$(basename "$DST_DEV")
+	[ -w "/sys/block/$blk/io-timeout-fail" ]
+	echo 100 > "$FI/fail_io_timeout/probability"
+	echo 3 > "$FI/fail_io_timeout/times"
+	echo 0 > "$FI/fail_io_timeout/verbose"
+	echo 1 > "/sys/block/$blk/io-timeout-fail"
+	# Three completions are lost; the reads end anyway (resent or
+	# failed by the timeout handler), well before the hung-task alarm.
+	run timeout 100 dd if="$DST_DEV" of=/dev/null bs=4k count=8 \
+		iflag=direct status=none
+	[ "$status" -ne 124 ]
+	echo 0 > "/sys/block/$blk/io-timeout-fail"
+	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
+}
