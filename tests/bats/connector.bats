@@ -50,7 +50,7 @@ raw_is() {
 	dev=/dev/$(cut -d' ' -f1 "$DST_CFS/remotes/cli/device")
 	wait_for 10 test -b "$dev"
 	[ "$(checksum "$dev" 0 $((64 << 20)))" = "$BRD_SUM" ]
-	fio_verify_start "$dev" --bs=4k --size=16M --iodepth=8
+	fio_verify_start "$dev" --bs=4k --size=$(scaled 16)M --iodepth=8
 	fio_verify_wait
 
 	"$CN" del cli
@@ -192,4 +192,31 @@ raw_is() {
 	assert_success
 	assert_output --partial 'add-export NAME DEVICE ADDR:PORT'
 	no_nodes
+}
+
+# A DST_START that found the node just before rmdir took it out of the
+# registry used to wait for the node's lock and then start it: an
+# export left listening that no configfs directory, registry entry or
+# rmmod could reach.  Races the two many times; the port must be free
+# after each round, and the module must unload.
+@test "DST_START racing rmdir never leaves a node running outside the registry" {
+	brd_make 16
+	local i d=$DST_CFS/exports/race rounds=60
+	[ "${DST_DEBUG:-0}" = 1 ] && rounds=20
+	for i in $(seq "$rounds"); do
+		mkdir "$d"
+		echo /dev/ram0 > "$d/device"
+		echo 127.0.0.1:7100 > "$d/addr"
+		"$CN" start race > /dev/null 2>&1 &
+		rmdir "$d"
+		wait $! || true
+		[ ! -e "$d" ]
+		[ ! -e /sys/bus/dst/devices/dst-race ]
+		# Nothing listens on the port any more.
+		run sh -c 'ss -ltnH "sport = :7100" | grep -q .'
+		assert_failure
+	done
+	# Whatever the races did, every node is gone and the module unloads.
+	no_nodes
+	rmmod dst
 }

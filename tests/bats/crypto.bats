@@ -59,6 +59,9 @@ remote_dev() {
 	[ "$(cfs_errno $E/hash 'sha256')" = EINVAL ]		# takes no key
 	[ "$(cfs_errno $E/cipher nosuchcipher)" = ENOENT ]
 	[ "$(cfs_errno $E/cipher 'cbc(aes)')" = ENOENT ]	# not an AEAD
+	# An AEAD whose nonce rules refuse DST's IVs would fail every frame.
+	[ "$(cfs_errno $E/cipher 'ccm(aes)')" = EINVAL ]
+	dmesg | grep -q "cipher 'ccm(aes)' refuses DST's nonces"
 	dmesg | grep -q "hash 'sha256' takes no key"
 	# Refusals changed nothing.
 	[ "$(cat $E/key)" = set ]
@@ -118,7 +121,7 @@ remote_dev() {
 		remote_dev
 		dmesg | grep -q 'e1: client 10.99.0.2:[0-9]* attached, authenticated'
 		[ "$(checksum "$DST_DEV" 0 $((8 << 20)))" = "$(checksum /dev/ram0 0 $((8 << 20)))" ]
-		fio_verify_start "$DST_DEV" --size=16M --bs=4k --bsrange=4k-256k --iodepth=16 --numjobs=1
+		fio_verify_start "$DST_DEV" --size=$(scaled 16)M --bs=4k --bsrange=4k-256k --iodepth=16 --numjobs=1
 		fio_verify_wait
 		[ "$(checksum "$DST_DEV" 0 $((64 << 20)))" = "$(checksum /dev/ram0 0 $((64 << 20)))" ]
 		echo 0 > "$R/enable" && rmdir "$R"
@@ -217,7 +220,7 @@ mitm_case() {
 	dst_export e1 /dev/ram0 "$SRV" key=$KEY cipher='gcm(aes)' crypto_threads=1
 	[ "$(attach_errno $SRV key=$KEY cipher='gcm(aes)' connections=2)" = OK ]
 	remote_dev
-	fio_verify_start "$DST_DEV" --size=16M --bs=16k --iodepth=16 --numjobs=1
+	fio_verify_start "$DST_DEV" --size=$(scaled 16)M --bs=16k --iodepth=16 --numjobs=1
 	local t ops=0
 	for t in 4 2; do
 		# Change it with fio's I/O in flight: wait for more of it.

@@ -46,7 +46,7 @@ teardown() {
 	[ "$(ls /sys/block/${DST_DEV#/dev/}/mq | wc -l)" = 2 ]
 	run fio --name=verify --filename="$DST_DEV" --direct=1 \
 		--ioengine=libaio --iodepth=32 --rw=randwrite \
-		--bsrange=512-256k --size=32M --verify=crc32c \
+		--bsrange=512-256k --size=$(scaled 32)M --verify=crc32c \
 		--verify_fatal=1 --do_verify=1 --randrepeat=0 --output-format=terse
 	assert_success
 	reads_above "${DST_DEV#/dev/}" 0

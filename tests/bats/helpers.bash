@@ -25,6 +25,17 @@ wait_for() {
 	done
 }
 
+# scaled N: N, or a quarter of it (at least 1) in the debug kernel
+# (DST_DEBUG=1, set by make check-debug), whose I/O is about nine times
+# slower: for sizes of data a test moves, never for what it asserts.
+scaled() {
+	if [ "${DST_DEBUG:-0}" = 1 ]; then
+		echo $(( $1 / 4 > 0 ? $1 / 4 : 1 ))
+	else
+		echo "$1"
+	fi
+}
+
 # no_nodes: configfs and the dst bus hold no node at all.
 no_nodes() {
 	[ -z "$(ls -A "$DST_CFS/exports")" ] &&

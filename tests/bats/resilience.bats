@@ -46,7 +46,7 @@ clients_are() {
 	dst_attach r1 "$SRV" export=e1 keepalive_ms=1000 reconnect_delay_ms=200
 	before=$(dmesg_count 'r1: reconnect attempt')
 	# 48 MiB at 4 MiB/s: the outage falls in the middle of the writes.
-	fio_verify_start "$DST_DEV" --size=48M --bsrange=4k-128k \
+	fio_verify_start "$DST_DEV" --size=$(scaled 48)M --bsrange=4k-128k \
 		--iodepth=16 --rate=4m
 	wait_for 30 stat_at_least "$R" write_ops 20
 	link down
@@ -95,7 +95,7 @@ clients_are() {
 
 @test "ss -K kills the connections five times during fio: verify passes" {
 	dst_attach r1 "$SRV" export=e1 connections=2 reconnect_delay_ms=100
-	fio_verify_start "$DST_DEV" --size=48M --bsrange=4k-128k \
+	fio_verify_start "$DST_DEV" --size=$(scaled 48)M --bsrange=4k-128k \
 		--iodepth=16 --rate=4m
 	wait_for 30 stat_at_least "$R" write_ops 20
 	for i in 1 2 3 4 5; do
@@ -111,7 +111,7 @@ clients_are() {
 
 @test "export disabled for 3 s and enabled again: verify passes" {
 	dst_attach r1 "$SRV" export=e1 reconnect_delay_ms=200
-	fio_verify_start "$DST_DEV" --size=32M --bsrange=4k-128k \
+	fio_verify_start "$DST_DEV" --size=$(scaled 32)M --bsrange=4k-128k \
 		--iodepth=16 --rate=4m
 	wait_for 30 stat_at_least "$R" write_ops 20
 	cfs_write "$E/enable" 0 dst-srv
@@ -127,7 +127,7 @@ clients_are() {
 
 @test "export removed and created again (a server reload): the client carries on" {
 	dst_attach r1 "$SRV" export=e1 reconnect_delay_ms=200
-	fio_verify_start "$DST_DEV" --size=32M --bsrange=4k-128k \
+	fio_verify_start "$DST_DEV" --size=$(scaled 32)M --bsrange=4k-128k \
 		--iodepth=16 --rate=4m
 	wait_for 30 stat_at_least "$R" write_ops 20
 	cfs_write "$E/enable" 0 dst-srv
