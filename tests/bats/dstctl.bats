@@ -50,7 +50,7 @@ allow1 fd99::/64 ro"
 	[ "$(cat "$DST_CFS/remotes/r1/connections")" = 2 ]
 	[ "$(cat "$DST_CFS/remotes/r1/keepalive_ms")" = 2000 ]
 	[ "$(checksum "$dev" 0 $((64 << 20)))" = "$BRD_SUM" ]
-	fio_verify_start "$dev" --bs=4k --size=16M --iodepth=8
+	fio_verify_start "$dev" --bs=4k --size=$(scaled 16)M --iodepth=8
 	fio_verify_wait
 
 	run "$DSTCTL" list
