@@ -171,9 +171,10 @@ teardown() {
 	diff -u "$PKG/modules.dep.before" "$R/lib/modules/$KVER/modules.dep"
 
 	# Everything else written since the install is dpkg's and dkms's own
-	# bookkeeping, and depmod's rebuilt indexes, as above.
+	# bookkeeping, and depmod's rebuilt indexes, as above (below usr/:
+	# bookworm's /lib is a link to usr/lib).
 	upper_files > "$PKG/upper.after"
 	run sh -c "comm -13 '$PKG/upper.before' '$PKG/upper.after' |
-		grep -Ev '^\./var/lib/dpkg/|^\./var/log/|^\./var/cache/debconf/|^\./var/lib/dkms/mok\.(key|pub)$|^\./lib/modules/$KVER/modules\.'"
+		grep -Ev '^\./var/lib/dpkg/|^\./var/log/|^\./var/cache/debconf/|^\./var/lib/dkms/mok\.(key|pub)$|^\./(usr/)?lib/modules/$KVER/modules\.'"
 	assert_output ''
 }
