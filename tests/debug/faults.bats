@@ -101,12 +101,17 @@ every_failure() {
 	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
 }
 
-@test "a remote's attach unwinds from every allocation failure, then works" {
-	dst_export e1 /dev/ram0 "$SRV"
-	local d=$DST_CFS/remotes/r1
+# attach_every_failure ATTR=VALUE...: a remote r1 of export e1 with
+# those attributes, attached through every_failure, then for real; it
+# must read the export's data.
+attach_every_failure() {
+	local d=$DST_CFS/remotes/r1 kv
 	mkdir "$d"
 	echo "$SRV" > "$d/addr"
 	echo e1 > "$d/export"
+	for kv in "$@"; do
+		echo "${kv#*=}" > "$d/${kv%%=*}"
+	done
 	every_failure "$d" dst-cli 20000
 	cfs_write "$d/enable" 1 dst-cli
 	DST_DEV=/dev/$(cut -d' ' -f1 "$d/device")
@@ -114,21 +119,15 @@ every_failure() {
 	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
 }
 
+@test "a remote's attach unwinds from every allocation failure, then works" {
+	dst_export e1 /dev/ram0 "$SRV"
+	attach_every_failure
+}
+
 @test "a keyed attach unwinds from every allocation failure in the session setup" {
-	local key=00112233445566778899aabbccddeeff
-	dst_export e1 /dev/ram0 "$SRV" key=$key hash='hmac(sha256)' cipher='gcm(aes)'
-	local d=$DST_CFS/remotes/r1
-	mkdir "$d"
-	echo "$SRV" > "$d/addr"
-	echo e1 > "$d/export"
-	echo "$key" > "$d/key"
-	echo 'hmac(sha256)' > "$d/hash"
-	echo 'gcm(aes)' > "$d/cipher"
-	every_failure "$d" dst-cli 20000
-	cfs_write "$d/enable" 1 dst-cli
-	DST_DEV=/dev/$(cut -d' ' -f1 "$d/device")
-	wait_for 20 test -b "$DST_DEV"
-	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
+	local k=(key=00112233445566778899aabbccddeeff hash='hmac(sha256)' cipher='gcm(aes)')
+	dst_export e1 /dev/ram0 "$SRV" "${k[@]}"
+	attach_every_failure "${k[@]}"
 }
 
 @test "a backing device that fails requests fails exactly those, and nothing else" {
