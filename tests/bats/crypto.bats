@@ -134,10 +134,10 @@ remote_dev() {
 # written and is unchanged everywhere else.
 mitm_case() {
 	local mode=$1 alg=$2 tag=32 st=$BATS_TEST_TMPDIR/mitm-$1-${2:-mac}
-	local log0
+	local mark
 	[ -z "$alg" ] || tag=16
 	mkdir -p "$st"
-	log0=$(dmesg | wc -l)
+	mark=$(log_mark)
 	dst_export e1 /dev/ram0 "$SRV" key=$KEY hash='hmac(sha256)' cipher="$alg"
 	nsenter --net=/run/netns/dst-srv python3 "$DST_TOP/tests/proto/dstmitm.py" 7001 "$SRV" "$tag" "$mode" "$st" 2> "$st/log" &
 	MITM_PID=$!
@@ -147,7 +147,7 @@ mitm_case() {
 	pattern_file "$st/data" 1 "mitm-$mode"
 	dd if="$st/data" of="$DST_DEV" bs=64k seek=16 oflag=direct status=none
 	test -e "$st/tampered"
-	dmesg | tail -n +$((log0 + 1)) | grep -q 'e1: 10.99.0.1:[0-9]*: frame fails its integrity check'
+	log_since "$mark" | grep -q 'e1: 10.99.0.1:[0-9]*: frame fails its integrity check'
 	# The client reconnected and the write went through, intact.
 	stat_at_least "$R" reconnects 1
 	cp "/run/dst-patterns/dst-64" "$st/want"

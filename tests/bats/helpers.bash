@@ -36,6 +36,20 @@ scaled() {
 	fi
 }
 
+# log_mark: write a unique line to the kernel log and print it;
+# log_since MARK: what the kernel logged from that line on.  Counting
+# lines instead breaks once the ring buffer is full (a packed guest
+# after the fuzzing suite): the count stops growing.
+log_mark() {
+	local m="dst-test-mark-$$-$RANDOM-$SECONDS"
+	echo "$m" > /dev/kmsg
+	echo "$m"
+}
+
+log_since() {
+	dmesg | sed -n "/$1/,\$p"
+}
+
 # no_nodes: configfs and the dst bus hold no node at all.
 no_nodes() {
 	[ -z "$(ls -A "$DST_CFS/exports")" ] &&
