@@ -62,7 +62,7 @@ sendq_at_least() {
 	logged 'eof 1'
 	logged 'hello 2'
 	[ "$(stat_of "$R" timeouts)" -ge 1 ]
-	dmesg | grep -q 'r1: .* timed out after 1 resends; dropping connection 0'
+	klog | grep -q 'r1: .* timed out after 1 resends; dropping connection 0'
 }
 
 @test "a READ reply cut short by the server's FIN: reconnect, resend, data read" {
@@ -96,7 +96,7 @@ sendq_at_least() {
 	kill -INT $(pgrep -P "$pid") "$pid"
 	wait "$pid" || true
 	tc -n dst-cli qdisc del dev veth-cli root
-	run dmesg
+	run klog
 	refute_output --partial 'r1: send on connection'
 	[ "$(stat_of "$R" reconnects)" = 0 ]
 	[ "$(stat_of "$R" errors)" = 0 ]

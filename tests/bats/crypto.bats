@@ -61,8 +61,8 @@ remote_dev() {
 	[ "$(cfs_errno $E/cipher 'cbc(aes)')" = ENOENT ]	# not an AEAD
 	# An AEAD whose nonce rules refuse DST's IVs would fail every frame.
 	[ "$(cfs_errno $E/cipher 'ccm(aes)')" = EINVAL ]
-	dmesg | grep -q "cipher 'ccm(aes)' refuses DST's nonces"
-	dmesg | grep -q "hash 'sha256' takes no key"
+	klog | grep -q "cipher 'ccm(aes)' refuses DST's nonces"
+	klog | grep -q "hash 'sha256' takes no key"
 	# Refusals changed nothing.
 	[ "$(cat $E/key)" = set ]
 	[ "$(cat $E/hash)" = "" ]
@@ -78,7 +78,7 @@ remote_dev() {
 	echo /dev/ram0 > "$E/device"
 	echo "$SRV" > "$E/addr"
 	[ "$(cfs_errno $E/enable 1 dst-srv)" = EINVAL ]
-	dmesg | grep -q 'e1: hash and cipher need a key'
+	klog | grep -q 'e1: hash and cipher need a key'
 	echo "$KEY" > "$E/key"
 	[ "$(cfs_errno $E/enable 1 dst-srv)" = OK ]
 	# Fixed while enabled; crypto_threads is live.
@@ -93,15 +93,15 @@ remote_dev() {
 	dst_export e1 /dev/ram0 "$SRV" key=$KEY hash='hmac(sha256)'
 	# No key at all.
 	[ "$(attach_errno $SRV)" = EKEYREJECTED ]
-	dmesg | grep -q 'the client has no key and this export needs one'
+	klog | grep -q 'the client has no key and this export needs one'
 	rmdir "$R"
 	# A wrong key: the server cannot prove this client's key.
 	[ "$(attach_errno $SRV key=$KEY2 hash='hmac(sha256)')" = EKEYREJECTED ]
-	dmesg | grep -q 'r1: 10.99.0.1:7000 cannot prove the shared key'
+	klog | grep -q 'r1: 10.99.0.1:7000 cannot prove the shared key'
 	rmdir "$R"
 	# The right key with another hash.
 	[ "$(attach_errno $SRV key=$KEY hash='hmac(sha512)')" = EKEYREJECTED ]
-	dmesg | grep -q "the client uses hash 'hmac(sha512)'"
+	klog | grep -q "the client uses hash 'hmac(sha512)'"
 	rmdir "$R"
 	[ "$(grep -c . $E/clients)" = 0 ]
 	# And a keyed client refuses a server without a key.
@@ -110,7 +110,7 @@ remote_dev() {
 	echo > "$E/hash"
 	cfs_write "$E/enable" 1 dst-srv
 	[ "$(attach_errno $SRV key=$KEY)" = EKEYREJECTED ]
-	dmesg | grep -q 'the client has a key and this export none'
+	klog | grep -q 'the client has a key and this export none'
 }
 
 @test "hmac(sha256) and gcm(aes): fio verify passes, reads match the backing device" {
@@ -119,7 +119,7 @@ remote_dev() {
 		dst_export e1 /dev/ram0 "$SRV" key=$KEY hash='hmac(sha256)' cipher="$alg"
 		[ "$(attach_errno $SRV key=$KEY hash='hmac(sha256)' cipher="$alg" connections=2)" = OK ]
 		remote_dev
-		dmesg | grep -q 'e1: client 10.99.0.2:[0-9]* attached, authenticated'
+		klog | grep -q 'e1: client 10.99.0.2:[0-9]* attached, authenticated'
 		[ "$(checksum "$DST_DEV" 0 $((8 << 20)))" = "$(checksum /dev/ram0 0 $((8 << 20)))" ]
 		fio_verify_start "$DST_DEV" --size=$(scaled 16)M --bs=4k --bsrange=4k-256k --iodepth=16 --numjobs=1
 		fio_verify_wait

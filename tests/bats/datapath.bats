@@ -7,8 +7,8 @@ load helpers
 
 SRV=10.99.0.1:7000
 
-dmesg_has() {
-	dmesg | grep -q -- "$1"
+klog_has() {
+	klog | grep -q -- "$1"
 }
 
 # listening NS ADDR: something listens on ADDR in NS.
@@ -315,7 +315,7 @@ in_flight() {
 	[ "$(cfs_errno $r/enable 1 dst-cli)" = OK ]
 	[ "$(cfs_errno $r/connections 4)" = EBUSY ]
 	[ "$(cat $r/connections)" = 1 ]
-	dmesg_has "r1: size 134217728 does not fit export 'e1'"
+	klog_has "r1: size 134217728 does not fit export 'e1'"
 }
 
 # fio_running DEV: random read/write I/O that runs until it fails.
@@ -375,8 +375,8 @@ fio_failed() {
 	[ "$(cat $DST_CFS/remotes/r1/state)" = failed ]
 	run dd if="$DST_DEV" of=/dev/null bs=4k count=1 iflag=direct status=none
 	assert_failure
-	dmesg_has 'r1: connection 0 to 10.99.0.1:7000 lost'
-	dmesg_has 'r1: no connection to 10.99.0.1:7000 for 2 s; failing I/O'
+	klog_has 'r1: connection 0 to 10.99.0.1:7000 lost'
+	klog_has 'r1: no connection to 10.99.0.1:7000 for 2 s; failing I/O'
 	rmdir $DST_CFS/remotes/r1
 	export_rmdir $DST_CFS/exports/e1
 	rmmod dst
@@ -393,7 +393,7 @@ try:
     assert s.recv(100) == b""
 except ConnectionResetError:
     pass'
-	wait_for 10 dmesg_has "e1: 10.99.0.2:[0-9]*: not a DST v1 HELLO"
+	wait_for 10 klog_has "e1: 10.99.0.2:[0-9]*: not a DST v1 HELLO"
 	# ...and the export still serves.
 	dst_attach r1 "$SRV" export=e1
 	[ "$(checksum $DST_DEV 0 $((1 << 20)))" = "$(checksum /dev/ram0 0 $((1 << 20)))" ]

@@ -50,6 +50,18 @@ log_since() {
 	dmesg | sed -n "/$1/,\$p"
 }
 
+# klog: what the kernel logged since this test began.  A packed guest
+# runs many suites, and a line from an earlier test must neither pass
+# nor fail this one.  Bats sources this file afresh for every test, so
+# the mark is written once per test, before its setup.
+if [ -n "${BATS_TEST_NAME:-}" ] && [ -w /dev/kmsg ]; then
+	DST_KLOG_MARK=$(log_mark)
+fi
+
+klog() {
+	log_since "${DST_KLOG_MARK:?klog: no mark: not inside a bats test}"
+}
+
 # no_nodes: configfs and the dst bus hold no node at all.
 no_nodes() {
 	[ -z "$(ls -A "$DST_CFS/exports")" ] &&

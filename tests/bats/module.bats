@@ -53,7 +53,7 @@ teardown() {
 	run mkdir "$DST_CFS/remotes/same"
 	assert_failure
 	assert_output --partial 'File exists'
-	dmesg | grep -q "node 'same' already exists"
+	klog | grep -q "node 'same' already exists"
 }
 
 @test "a node holds the module: rmmod fails while a directory exists" {

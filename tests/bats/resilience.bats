@@ -22,8 +22,8 @@ teardown() {
 	dst_teardown
 }
 
-dmesg_count() {
-	dmesg | grep -c -- "$1" || true
+klog_count() {
+	klog | grep -c -- "$1" || true
 }
 
 # same_data: what DST shows equals what the backing device holds.
@@ -44,7 +44,7 @@ clients_are() {
 
 @test "link down for 5 s during fio: verify passes, one reconnect, resends" {
 	dst_attach r1 "$SRV" export=e1 keepalive_ms=1000 reconnect_delay_ms=200
-	before=$(dmesg_count 'r1: reconnect attempt')
+	before=$(klog_count 'r1: reconnect attempt')
 	# 48 MiB at 4 MiB/s: the outage falls in the middle of the writes.
 	fio_verify_start "$DST_DEV" --size=$(scaled 48)M --bsrange=4k-128k \
 		--iodepth=16 --rate=4m
@@ -58,8 +58,8 @@ clients_are() {
 	[ "$(stat_of "$R" reconnects)" -ge 1 ]
 	[ "$(stat_of "$R" resends)" -ge 1 ]
 	[ "$(stat_of "$R" errors)" = 0 ]
-	[ "$(dmesg_count 'r1: reconnect attempt')" -gt "$before" ]
-	dmesg | grep -q 'r1: reconnect attempt [0-9]* to 10.99.0.1:7000'
+	[ "$(klog_count 'r1: reconnect attempt')" -gt "$before" ]
+	klog | grep -q 'r1: reconnect attempt [0-9]* to 10.99.0.1:7000'
 	same_data
 	# The server replaced the vanished connection: exactly one left.
 	wait_for 10 clients_are 1
@@ -70,7 +70,7 @@ clients_are() {
 	# link delays: the server must answer each only once.
 	dst_attach r1 "$SRV" export=e1 connections=2 trans_scan_timeout=1500 \
 		trans_max_retries=100
-	silent=$(dmesg_count 'despite keepalive')
+	silent=$(klog_count 'despite keepalive')
 	# The client's egress gets all of it; the server's replies are
 	# delayed, reordered and duplicated too, but not lost (TCP over 10%
 	# loss both ways would make this test minutes long).
@@ -89,7 +89,7 @@ clients_are() {
 	[ "$(stat_of "$R" errors)" = 0 ]
 	[ "$(stat_of "$R" timeouts)" = 0 ]
 	# Slow is not dead: TCP kept moving, so no connection was dropped.
-	[ "$(dmesg_count 'despite keepalive')" = "$silent" ]
+	[ "$(klog_count 'despite keepalive')" = "$silent" ]
 	same_data
 }
 
@@ -175,7 +175,7 @@ clients_are() {
 	wait_for 20 state_is "$R" reconnecting
 	# Twice keepalive_ms, plus scheduling slack.
 	[ $(( $(date +%s) - start )) -le 8 ]
-	dmesg | grep -q 'r1: connection 0 to 10.99.0.1:7000 silent'
+	klog | grep -q 'r1: connection 0 to 10.99.0.1:7000 silent'
 	tc -n dst-cli qdisc del dev veth-cli root
 	wait_for 60 state_is "$R" running
 	pattern_file "$BATS_TEST_TMPDIR/p" 1 ka
@@ -219,8 +219,8 @@ EOF
 	[ "$(stat_of "$E" fenced)" = 1 ]
 	[ "$(stat_of "$E" merged_resends)" = 1 ]
 	[ "$(stat_of "$E" write_ops)" = 2 ]
-	dmesg | grep -q 'e1: 10.99.0.2:[0-9]*: reconnected slot 0; draining'
-	dmesg | grep -q 'outside the tag space the client declared'
+	klog | grep -q 'e1: 10.99.0.2:[0-9]*: reconnected slot 0; draining'
+	klog | grep -q 'outside the tag space the client declared'
 }
 
 @test "stats: the documented keys in configfs and sysfs, counting I/O" {

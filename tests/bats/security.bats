@@ -35,11 +35,11 @@ new_remote() {
 
 @test "an export with no rule refuses every client (EACCES) and says so at enable" {
 	dst_export e1 /dev/ram0 "$SRV"
-	dmesg | grep -q 'e1: the access list is empty: every client is refused'
+	klog | grep -q 'e1: the access list is empty: every client is refused'
 	new_remote
 	[ "$(attach_errno)" = EACCES ]
 	[ "$(cat $R/enable)" = 0 ]
-	dmesg | grep -q 'e1: 10.99.0.2:[0-9]*: refused: no access rule allows this address'
+	klog | grep -q 'e1: 10.99.0.2:[0-9]*: refused: no access rule allows this address'
 	[ "$(grep -c . $E/clients)" = 0 ]
 	# A rule with no address yet matches nothing either.
 	mkdir "$E/acl/blank"
@@ -83,7 +83,7 @@ new_remote() {
 	cfs_write "$E/enable" 1 dst-srv
 	new_remote "[fd99::1]:7000"
 	[ "$(attach_errno)" = EACCES ]
-	dmesg | grep -q 'e1: \[fd99::2\]:[0-9]*: refused: no access rule'
+	klog | grep -q 'e1: \[fd99::2\]:[0-9]*: refused: no access rule'
 	acl_rule e1 v6 fd99::/64 rw
 	[ "$(attach_errno)" = OK ]
 	grep -q '^\[fd99::2\]:' "$E/clients"
@@ -131,8 +131,8 @@ new_remote() {
 		[ "$(cfs_errno "$E/acl/r/perm" "$bad")" = EINVAL ]
 		[ "$(cat $E/acl/r/perm)" = rw ]
 	done
-	dmesg | grep -q 'e1: acl r: invalid address'
-	dmesg | grep -q 'e1: acl r: invalid perm: want ro or rw'
+	klog | grep -q 'e1: acl r: invalid address'
+	klog | grep -q 'e1: acl r: invalid perm: want ro or rw'
 	# A node with rules goes only once they are gone.
 	run rmdir "$E"
 	assert_failure
