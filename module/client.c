@@ -728,7 +728,7 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	bool resend = false, requeue = false, answered, more;
 	struct dst_msg m = { };
 	struct {
-		u16 gen;
+		u32 gen;
 		int conn;
 		u32 epoch, seq;
 	} was;

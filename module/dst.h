@@ -389,7 +389,7 @@ int dst_sock_peer(struct socket *sock, struct sockaddr_storage *ss);
 struct dst_cmd {
 	spinlock_t lock;	/* a reply vs. timeout vs. connection loss */
 	unsigned long flags;
-	u16 gen;		/* bumped at every send: stale replies */
+	u32 gen;		/* bumped at every send: stale replies */
 	u8 op;			/* DST_CMD_* sent */
 	bool requeue;		/* completion: send again instead of ending */
 	blk_status_t status;
@@ -414,7 +414,7 @@ struct dst_trans_gens *dst_trans_gens_alloc(unsigned int nr_hw_queues,
 void dst_trans_gens_free(struct dst_trans_gens *g);
 u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
 		    bool resend);
-u32 dst_trans_key(u64 id, u16 *gen);
+u32 dst_trans_key(u64 id, u32 *gen);
 struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 			       const char **why);
 bool dst_trans_awaited(struct request *rq, u64 id);

@@ -183,7 +183,7 @@ struct dst_sconn {
 	u64 session;			/* from HELLO; 0: none */
 	u16 slot;
 	/* Last generation seen per tag of the client's tag space, or NULL. */
-	u16 *seen;
+	u32 *seen;
 	u16 nr_queues, queue_depth;
 	bool fenced;			/* replaced by a newer connection */
 	bool established;		/* handshake done (rx loop reruns) */
@@ -1349,8 +1349,9 @@ static int dst_sconn_resend(struct dst_sconn *conn, const struct dst_msg *m,
 			    bool payload_read)
 {
 	struct dst_node *node = conn->exp->node;
-	u16 gen, queue, tag, *seen = NULL;
+	u32 gen, *seen = NULL;
 	u32 key = dst_trans_key(m->id, &gen);
+	u16 queue, tag;
 
 	queue = key >> 16;
 	tag = key & 0xffff;

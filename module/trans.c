@@ -7,10 +7,16 @@
  *
  *	bits  0..15  blk-mq tag
  *	bits 16..31  hardware queue (blk_mq_unique_tag())
- *	bits 32..47  generation, bumped each time the request is started
+ *	bits 32..63  generation, bumped each time the request is started
  *
  * so a reply finds its request in O(1) through the tag set, and a late
  * reply for a tag that has been reused since is recognised and dropped.
+ * The generation is 32 bits wide because the server remembers, on each
+ * connection, the last generation it saw for each tag, to drop resends:
+ * a request moved to another connection while its own is down leaves
+ * its generation there, and with 16 bits the tag came back to it after
+ * 65535 sends -- seconds of I/O -- to be taken for a resend and dropped.
+ * 2^32 sends of one tag take days at any rate a network allows.
  *
  * A transaction is in one of these states (docs/resilience.md):
  *
@@ -41,7 +47,6 @@
 #include "dst.h"
 
 #define DST_ID_GEN_SHIFT	32
-#define DST_ID_GEN_MASK		0xffffULL
 
 /*
  * Generations belong to the tag, not to the request: blk-mq's flush
@@ -51,7 +56,7 @@
  */
 struct dst_trans_gens {
 	unsigned int depth;
-	u16 gen[];
+	u32 gen[];
 };
 
 struct dst_trans_gens *dst_trans_gens_alloc(unsigned int nr_hw_queues,
@@ -79,12 +84,17 @@ u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
 		    bool resend)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
-	u16 *gen = &g->gen[rq->mq_hctx->queue_num * g->depth + rq->tag];
+	u32 *gen = &g->gen[rq->mq_hctx->queue_num * g->depth + rq->tag];
 
-	/* Generation 0 is never used: an all-zero id is no transaction. */
+	/*
+	 * Generation 0 is never used: an id without one is no transaction.
+	 * Nor is any whose low 16 bits are 0: a server of the 16-bit kind
+	 * reads only those, and would not recognise its resend.
+	 */
 	if (!resend) {
-		if (!++*gen)
-			*gen = 1;
+		do {
+			++*gen;
+		} while (!(u16)*gen);
 		cmd->gen = *gen;
 	}
 	cmd->status = BLK_STS_OK;
@@ -92,9 +102,9 @@ u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
 }
 
 /* The tag part of an id (unique tag: hardware queue, tag) and its generation. */
-u32 dst_trans_key(u64 id, u16 *gen)
+u32 dst_trans_key(u64 id, u32 *gen)
 {
-	*gen = (id >> DST_ID_GEN_SHIFT) & DST_ID_GEN_MASK;
+	*gen = DST_ID_GEN(id);
 	return lower_32_bits(id);
 }
 
@@ -117,7 +127,7 @@ struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 	u16 tag = blk_mq_unique_tag_to_tag(unique);
 
 	*why = NULL;
-	if (id >> (DST_ID_GEN_SHIFT + 16) || hwq >= set->nr_hw_queues ||
+	if (hwq >= set->nr_hw_queues ||
 	    tag >= set->queue_depth) {
 		*why = "reply for an id never sent";
 		return NULL;
@@ -143,7 +153,7 @@ bool dst_trans_awaited(struct request *rq, u64 id)
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
 	lockdep_assert_held(&cmd->lock);
-	return cmd->gen == ((id >> DST_ID_GEN_SHIFT) & DST_ID_GEN_MASK) &&
+	return cmd->gen == DST_ID_GEN(id) &&
 	       (test_bit(DST_CMD_INFLIGHT, &cmd->flags) ||
 		test_bit(DST_CMD_RESENDING, &cmd->flags));
 }

@@ -223,6 +223,31 @@ EOF
 	klog | grep -q 'outside the tag space the client declared'
 }
 
+@test "a generation that differs above bit 47 is a new request, not a resend" {
+	# The id's generation is 32 bits (docs/protocol.md).  With 16, the
+	# server took gen+65536 for the resend of gen and never answered it.
+	in_ns dst-cli python3 - "$DST_TOP/tests/proto" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import dstwire as w
+
+a = w.Client("10.99.0.1", 7000, "e1", session=78, slot=0, timeout=10)
+old = w.make_id(gen=7, tag=9)
+a.write(0, b"C" * 4096, old)
+h = a.reply()
+assert h["id"] == old and h["status"] == 0, h
+new = w.make_id(gen=7 + (1 << 16), tag=9)
+a.write(4096, b"D" * 4096, new)
+h = a.reply()
+assert h["id"] == new and h["status"] == 0, h
+a.read(0, 8192, w.make_id(gen=8 + (1 << 16), tag=9))
+h = a.reply()
+assert h["status"] == 0 and h["data"] == b"C" * 4096 + b"D" * 4096
+PY
+	[ "$(stat_of "$E" merged_resends)" = 0 ]
+	[ "$(stat_of "$E" write_ops)" = 2 ]
+}
+
 @test "stats: the documented keys in configfs and sysfs, counting I/O" {
 	dst_attach r1 "$SRV" export=e1
 	dd if=/dev/zero of="$DST_DEV" bs=64k count=4 oflag=direct status=none

@@ -181,11 +181,11 @@ class Conn:
         """An id: inside the declared tag space when valid and keyed."""
         rng = self.rng
         if self.session and valid:
-            return w.make_id(gen=rng.randrange(1, 1 << 16),
+            return w.make_id(gen=rng.randrange(1, 1 << 32),
                              tag=rng.randrange(self.qd),
                              queue=rng.randrange(self.nq))
         if self.session:
-            return w.make_id(gen=rng.randrange(1, 1 << 16),
+            return w.make_id(gen=rng.randrange(1, 1 << 32),
                              tag=self.qd + rng.randrange(1000),
                              queue=rng.randrange(self.nq))
         return rng.getrandbits(64)

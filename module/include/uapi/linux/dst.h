@@ -89,6 +89,15 @@ struct dst_wire_hdr {
 	__be64	offset;		/* byte offset into the export */
 };
 
+/*
+ * A client with a session (HELLO's session != 0) builds ids the server
+ * reads to recognise resends (docs/protocol.md, "Transaction ids"):
+ * bits 0..15 tag, 16..31 queue, 32..63 generation (never 0).
+ */
+#define DST_ID_TAG(id)		((__u16)(id))
+#define DST_ID_QUEUE(id)	((__u16)((id) >> 16))
+#define DST_ID_GEN(id)		((__u32)((id) >> 32))
+
 /* Feature bits, offered by the client and granted by the server. */
 #define DST_FEAT_READ_ONLY	0x01	/* no WRITE/DISCARD/WRITE_ZEROES */
 #define DST_FEAT_FLUSH		0x02	/* FLUSH honoured (volatile cache) */
