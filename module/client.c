@@ -92,6 +92,8 @@ struct dst_rconn {
 	struct socket *sock;
 	/* The socket's session keys, or NULL; they come and go with it. */
 	struct dst_crypto *crypto;
+	/* ... and what each session of this slot borrows (keyed only). */
+	struct dst_crypto_buf *cbuf;
 	unsigned long last_rx;	/* jiffies of the last sign of life */
 	u64 ka_progress;	/* TCP progress seen by the keepalive */
 	/* Runs while the socket has input, where it arrives (conn.c). */
@@ -182,9 +184,10 @@ static void dst_remote_set_link(struct dst_remote *rem)
  * turn.  @hello is our HELLO frame as sent.  On success the session's
  * keys are set up in *@cryptop and the welcome is the next frame.
  */
-static int dst_rconn_auth(struct dst_remote *rem, struct socket *sock,
-			  const void *hello, size_t hello_len,
-			  const u8 *cnonce, struct dst_crypto **cryptop)
+static int dst_rconn_auth(struct dst_remote *rem, struct dst_rconn *conn,
+			  struct socket *sock, const void *hello,
+			  size_t hello_len, const u8 *cnonce,
+			  struct dst_crypto **cryptop)
 {
 	const struct dst_crypto_cfg *cfg = &rem->node->cfg.crypto;
 	struct dst_node *node = rem->node;
@@ -222,7 +225,7 @@ static int dst_rconn_auth(struct dst_remote *rem, struct socket *sock,
 	}
 	c = dst_crypto_session(cfg, false, cnonce, b->ch.nonce,
 			       dst_node_get_param(node, DST_P_MAX_PAGES) *
-			       PAGE_SIZE, true);
+			       PAGE_SIZE, conn->cbuf);
 	if (IS_ERR(c)) {
 		err = PTR_ERR(c);
 		pr_err("%s: cannot set up %s%s%s: %d\n", node->name,
@@ -308,7 +311,7 @@ static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 				.cmd = DST_CMD_HELLO,
 				.len = DST_HELLO_SIZE + DST_HELLO_AUTH_SIZE });
 			dst_hello_encode(&buf->hello, &hello);
-			err = dst_rconn_auth(rem, sock, buf,
+			err = dst_rconn_auth(rem, conn, sock, buf,
 					     DST_HDR_SIZE + DST_HELLO_SIZE +
 					     DST_HELLO_AUTH_SIZE, cnonce, &c);
 			if (err)
@@ -1713,6 +1716,7 @@ static void dst_remote_free(struct dst_remote *rem)
 			sock_release(conn->sock);
 		}
 		dst_crypto_free(conn->crypto);
+		dst_crypto_buf_free(conn->cbuf);
 	}
 	if (rem->wq)
 		destroy_workqueue(rem->wq);
@@ -1859,6 +1863,8 @@ static void dst_remote_cancel_works(struct dst_remote *rem)
 
 static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 {
+	const struct dst_crypto_cfg *cfg = &node->cfg.crypto;
+	u32 max_io = dst_node_get_param(node, DST_P_MAX_PAGES) * PAGE_SIZE;
 	struct dst_remote *rem;
 	int i;
 
@@ -1892,6 +1898,15 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 		INIT_WORK(&rem->conns[i].recv_work, dst_recv_work);
 		INIT_WORK(&rem->conns[i].tx_work, dst_tx_work);
 		init_completion(&rem->conns[i].tx_done);
+	}
+	/* Now, not when a reconnection needs them under memory pressure. */
+	for (i = 0; i < n && cfg->key_len; i++) {
+		rem->conns[i].cbuf = dst_crypto_buf_alloc(max_io,
+							  cfg->cipher[0]);
+		if (!rem->conns[i].cbuf) {
+			dst_remote_free(rem);
+			return NULL;
+		}
 	}
 	return rem;
 }

@@ -56,14 +56,29 @@ struct dst_crypto_dir {
 	u8 hdr[DST_HDR_SIZE];
 };
 
+/*
+ * The large buffers of a session: a scatterlist for a frame of max_io
+ * in each direction, and the pages a remote seals its writes into (the
+ * plaintext is in pages not ours to change).  A remote allocates them
+ * once per connection slot, when it is enabled, and lends them to every
+ * session of that slot: a reconnection -- perhaps what stands between
+ * the machine and the memory it needs, with swap on DST -- then
+ * allocates only the algorithms' small state, not a megabyte of pages.
+ */
+struct dst_crypto_buf {
+	unsigned int max_segs;
+	struct scatterlist *sg[2];	/* tx, rx */
+	struct scatterlist *bounce_sg;
+	struct page **bounce;
+	unsigned int nr_bounce;
+};
+
 struct dst_crypto {
 	unsigned int tag_len;
 	unsigned int max_segs;
 	struct dst_crypto_dir tx, rx;
-	/* Sealed data when the plaintext's pages are not ours to change. */
-	struct scatterlist *bounce_sg;
-	struct page **bounce;
-	unsigned int nr_bounce;
+	struct dst_crypto_buf *buf;
+	bool own_buf;			/* not lent: freed with the session */
 };
 
 const char *dst_crypto_hash_name(const struct dst_crypto_cfg *cfg)
@@ -296,21 +311,71 @@ static void dst_crypto_dir_free(struct dst_crypto_dir *d)
 		crypto_free_aead(d->aead);
 	if (d->mac)
 		crypto_free_shash(d->mac);
-	kfree(d->sg);
+}
+
+/**
+ * dst_crypto_buf_alloc - the buffers sessions of one connection borrow
+ * @max_io: the largest payload a frame will carry, bytes
+ * @bounce: with pages to seal into (a remote with a cipher)
+ *
+ * Returns the buffers, or NULL without memory.
+ */
+struct dst_crypto_buf *dst_crypto_buf_alloc(u32 max_io, bool bounce)
+{
+	struct dst_crypto_buf *b = kzalloc(sizeof(*b), GFP_KERNEL);
+	unsigned int i;
+
+	if (!b)
+		return NULL;
+	b->max_segs = DIV_ROUND_UP(max_io, PAGE_SIZE);
+	for (i = 0; i < ARRAY_SIZE(b->sg); i++) {
+		b->sg[i] = kcalloc(b->max_segs + 2, sizeof(*b->sg[i]),
+				   GFP_KERNEL);
+		if (!b->sg[i])
+			goto fail;
+	}
+	if (!bounce)
+		return b;
+	b->bounce = kcalloc(b->max_segs, sizeof(*b->bounce), GFP_KERNEL);
+	b->bounce_sg = kcalloc(b->max_segs + 2, sizeof(*b->bounce_sg),
+			       GFP_KERNEL);
+	if (!b->bounce || !b->bounce_sg)
+		goto fail;
+	for (i = 0; i < b->max_segs; i++) {
+		b->bounce[i] = alloc_page(GFP_KERNEL);
+		if (!b->bounce[i])
+			goto fail;
+		b->nr_bounce++;
+	}
+	return b;
+fail:
+	dst_crypto_buf_free(b);
+	return NULL;
+}
+
+void dst_crypto_buf_free(struct dst_crypto_buf *b)
+{
+	unsigned int i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->nr_bounce; i++)
+		__free_page(b->bounce[i]);
+	kfree(b->bounce);
+	kfree(b->bounce_sg);
+	for (i = 0; i < ARRAY_SIZE(b->sg); i++)
+		kfree(b->sg[i]);
+	kfree(b);
 }
 
 void dst_crypto_free(struct dst_crypto *c)
 {
-	unsigned int i;
-
 	if (!c)
 		return;
 	dst_crypto_dir_free(&c->tx);
 	dst_crypto_dir_free(&c->rx);
-	for (i = 0; i < c->nr_bounce; i++)
-		__free_page(c->bounce[i]);
-	kfree(c->bounce);
-	kfree(c->bounce_sg);
+	if (c->own_buf)
+		dst_crypto_buf_free(c->buf);
 	kfree_sensitive(c);
 }
 
@@ -322,9 +387,7 @@ static int dst_crypto_dir_init(struct dst_crypto *c, struct dst_crypto_dir *d,
 	u8 key[DST_PROOF_LEN];
 	int err;
 
-	d->sg = kcalloc(c->max_segs + 2, sizeof(*d->sg), GFP_KERNEL);
-	if (!d->sg)
-		return -ENOMEM;
+	d->sg = c->buf->sg[d == &c->rx];
 	if (cfg->cipher[0]) {
 		d->aead = dst_alloc_aead(cfg->cipher);
 		if (IS_ERR(d->aead)) {
@@ -366,29 +429,41 @@ static int dst_crypto_dir_init(struct dst_crypto *c, struct dst_crypto_dir *d,
  * @cnonce: the client's nonce
  * @snonce: the server's nonce
  * @max_io: the largest payload a frame will carry, bytes
- * @bounce: encrypt into pages of our own: the plaintext is in pages this
- *	side must not change (a remote node's write requests)
+ * @buf: buffers lent for the session's life (dst_crypto_buf_alloc(),
+ *	with bounce pages if the plaintext is in pages this side must not
+ *	change: a remote node's write requests), or NULL to allocate its
+ *	own, without bounce pages
  *
  * Allocated once per connection, when it is set up; nothing is allocated
  * per frame afterwards.  Returns an ERR_PTR on failure.
  */
-struct dst_crypto *dst_crypto_session(const struct dst_crypto_cfg *cfg,
-				      bool server, const u8 *cnonce,
-				      const u8 *snonce, u32 max_io,
-				      bool bounce)
+struct dst_crypto *
+dst_crypto_session(const struct dst_crypto_cfg *cfg, bool server,
+		   const u8 *cnonce, const u8 *snonce, u32 max_io,
+		   struct dst_crypto_buf *buf)
 {
 	static const char xlabel[] = "DST1 session";
 	unsigned int noio = memalloc_noio_save();
 	struct crypto_shash *kdf = NULL;
 	u8 prk[DST_PROOF_LEN];
 	struct dst_crypto *c;
-	unsigned int i;
 	int err = -ENOMEM;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		goto out;
 	c->max_segs = DIV_ROUND_UP(max_io, PAGE_SIZE);
+	c->buf = buf;
+	if (!buf) {
+		c->buf = dst_crypto_buf_alloc(max_io, false);
+		if (!c->buf)
+			goto out;
+		c->own_buf = true;
+	}
+	if (WARN_ON_ONCE(c->buf->max_segs < c->max_segs)) {
+		err = -EINVAL;
+		goto out;
+	}
 	kdf = crypto_alloc_shash(dst_crypto_hash_name(cfg), 0, 0);
 	if (IS_ERR(kdf)) {
 		err = PTR_ERR(kdf);
@@ -411,22 +486,6 @@ struct dst_crypto *dst_crypto_session(const struct dst_crypto_cfg *cfg,
 	if (!err)
 		err = dst_crypto_dir_init(c, &c->rx, cfg, kdf, prk,
 					  server ? "c2s" : "s2c");
-	if (err || !bounce || !cfg->cipher[0])
-		goto out;
-
-	err = -ENOMEM;
-	c->bounce = kcalloc(c->max_segs, sizeof(*c->bounce), GFP_KERNEL);
-	c->bounce_sg = kcalloc(c->max_segs + 2, sizeof(*c->bounce_sg),
-			       GFP_KERNEL);
-	if (!c->bounce || !c->bounce_sg)
-		goto out;
-	for (i = 0; i < c->max_segs; i++) {
-		c->bounce[i] = alloc_page(GFP_KERNEL);
-		if (!c->bounce[i])
-			goto out;
-		c->nr_bounce++;
-	}
-	err = 0;
 out:
 	memzero_explicit(prk, sizeof(prk));
 	if (kdf)
@@ -547,6 +606,7 @@ const u8 *dst_crypto_seal(struct dst_crypto *c, const void *hdr,
 			  unsigned int nents, u32 len, bool in_place)
 {
 	struct dst_crypto_dir *d = &c->tx;
+	struct dst_crypto_buf *b = c->buf;
 	struct scatterlist *dst = d->sg;
 	int err;
 
@@ -558,16 +618,16 @@ const u8 *dst_crypto_seal(struct dst_crypto *c, const void *hdr,
 		if (!in_place && len) {
 			unsigned int i, n = DIV_ROUND_UP(len, PAGE_SIZE);
 
-			if (WARN_ON_ONCE(n > c->nr_bounce))
+			if (WARN_ON_ONCE(n > b->nr_bounce))
 				return ERR_PTR(-EINVAL);
-			sg_init_table(c->bounce_sg, n + 2);
+			sg_init_table(b->bounce_sg, n + 2);
 			for (i = 0; i < n; i++)
-				sg_set_page(&c->bounce_sg[i + 1], c->bounce[i],
+				sg_set_page(&b->bounce_sg[i + 1], b->bounce[i],
 					    min_t(u32, PAGE_SIZE,
 						  len - i * PAGE_SIZE), 0);
-			dst_crypto_frame_sg(c->bounce_sg, d->hdr, n, d->tag,
+			dst_crypto_frame_sg(b->bounce_sg, d->hdr, n, d->tag,
 					    c->tag_len);
-			dst = c->bounce_sg;
+			dst = b->bounce_sg;
 		}
 		dst_crypto_iv(d);
 		aead_request_set_ad(d->req, DST_HDR_SIZE);
@@ -583,7 +643,7 @@ const u8 *dst_crypto_seal(struct dst_crypto *c, const void *hdr,
 /* Page @i of what the last out-of-place seal wrote. */
 struct page *dst_crypto_sealed(struct dst_crypto *c, unsigned int i)
 {
-	return c->bounce[i];
+	return c->buf->bounce[i];
 }
 
 /* Where the tag of the frame being received goes. */

@@ -295,10 +295,13 @@ int dst_crypto_proofs(const struct dst_crypto_cfg *cfg, const void *hello,
 		      u8 *cproof);
 bool dst_crypto_proof_ok(const u8 *a, const u8 *b);
 void dst_crypto_nonce(u8 *nonce);
+struct dst_crypto_buf;
+struct dst_crypto_buf *dst_crypto_buf_alloc(u32 max_io, bool bounce);
+void dst_crypto_buf_free(struct dst_crypto_buf *b);
 struct dst_crypto *dst_crypto_session(const struct dst_crypto_cfg *cfg,
 				      bool server, const u8 *cnonce,
 				      const u8 *snonce, u32 max_io,
-				      bool bounce);
+				      struct dst_crypto_buf *buf);
 void dst_crypto_free(struct dst_crypto *c);
 unsigned int dst_crypto_tag_len(const struct dst_crypto *c);
 u32 dst_crypto_max_segs(const struct dst_crypto *c);

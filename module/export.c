@@ -1025,7 +1025,7 @@ static int dst_sconn_auth(struct dst_sconn *conn, const void *hello,
 		goto out;
 	}
 	c = dst_crypto_session(cfg, true, cnonce, snonce, conn->geo.max_io,
-			       false);
+			       NULL);
 	if (IS_ERR(c)) {
 		err = PTR_ERR(c);
 		pr_err_ratelimited("%s: %pISpc: cannot set up the session keys: %d\n",
