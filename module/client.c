@@ -111,6 +111,7 @@ struct dst_remote {
 	struct workqueue_struct *wq;	/* rx loops, reconnect, timers */
 	struct blk_mq_tag_set set;
 	struct dst_trans_gens *gens;	/* per tag, see trans.c */
+	struct work_struct scan_work;	/* the partition table, at attach */
 	struct gendisk *disk;
 
 	/* Configuration, fixed while enabled. */
@@ -174,6 +175,7 @@ static void dst_remote_set_link(struct dst_remote *rem)
 	else
 		link = DST_LINK_RECONNECTING;
 	WRITE_ONCE(rem->node->link, link);
+	wake_up_all(&rem->node->scan_wait);
 }
 
 /* --- handshake ----------------------------------------------------- */
@@ -1861,6 +1863,28 @@ static void dst_remote_cancel_works(struct dst_remote *rem)
 	cancel_delayed_work_sync(&rem->ka_work);
 }
 
+/*
+ * Read the partition table of a disk just attached, by opening it: the
+ * first open scans (GD_NEED_PART_SCAN).  A work item of its own, on a
+ * workqueue that is not the node's: held I/O (fail_timeout_s=-1) may
+ * keep it waiting until the server is back or the disk is detached, and
+ * the node's WQ_MEM_RECLAIM rescuer must never be the one waiting.
+ * dst_remote_stop() fails what is held, then waits for it.
+ */
+static void dst_remote_scan_work(struct work_struct *work)
+{
+	struct dst_remote *rem = container_of(work, struct dst_remote,
+					      scan_work);
+	struct dst_node *node = rem->node;
+	struct block_device *bdev;
+
+	bdev = blkdev_get_by_dev(disk_devt(rem->disk), FMODE_READ, NULL);
+	if (!IS_ERR(bdev))
+		blkdev_put(bdev, FMODE_READ);
+	WRITE_ONCE(node->scanning, false);
+	wake_up_all(&node->scan_wait);
+}
+
 static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 {
 	const struct dst_crypto_cfg *cfg = &node->cfg.crypto;
@@ -1887,6 +1911,7 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 	INIT_DELAYED_WORK(&rem->reconnect_work, dst_reconnect_work);
 	INIT_DELAYED_WORK(&rem->fail_work, dst_fail_work);
 	INIT_DELAYED_WORK(&rem->ka_work, dst_ka_work);
+	INIT_WORK(&rem->scan_work, dst_remote_scan_work);
 	atomic64_set(&rem->reconnects, 0);
 	atomic64_set(&rem->resends, 0);
 	atomic64_set(&rem->timeouts, 0);
@@ -1979,9 +2004,9 @@ int dst_remote_start(struct dst_node *node)
 		goto out_free;
 
 	/*
-	 * Receive before the disk is added: adding it reads the partition
-	 * table through the connections.  The disk is a child of the
-	 * node's bus device, so udev rules can match ATTRS{name}.
+	 * Receive before the disk is added: udev may read it the moment
+	 * it appears.  The disk is a child of the node's bus device, so
+	 * udev rules can match ATTRS{name}.
 	 */
 	node->rem = rem;
 	WRITE_ONCE(node->link, DST_LINK_UP);
@@ -1995,9 +2020,21 @@ int dst_remote_start(struct dst_node *node)
 	if (rem->ka_ms)
 		queue_delayed_work(rem->wq, &rem->ka_work,
 				   msecs_to_jiffies(rem->ka_ms / 2));
+	/*
+	 * Not the partition scan, though: it would run here, under
+	 * node->lock, and a connection lost during it with
+	 * fail_timeout_s=-1 would hold the lock -- and disable, rmdir and
+	 * stats with it -- until the server came back.  The first open
+	 * scans instead: udev's, as for nbd, or dst_remote_scan_work()'s.
+	 */
+	set_bit(GD_SUPPRESS_PART_SCAN, &rem->disk->state);
 	err = device_add_disk(&node->dev, rem->disk, NULL);
 	if (err)
 		goto out_close;
+	clear_bit(GD_SUPPRESS_PART_SCAN, &rem->disk->state);
+	set_bit(GD_NEED_PART_SCAN, &rem->disk->state);
+	node->scanning = true;
+	queue_work(system_long_wq, &rem->scan_work);
 
 	node->eff_size = size;
 	pr_info("%s: attached export '%s' at %pISpc as %s: %llu bytes, %d connection%s%s\n",
@@ -2017,6 +2054,29 @@ out_free:
 	node->rem = NULL;
 	dst_remote_free(rem);
 	return err;
+}
+
+/**
+ * dst_remote_scan_wait - let "echo 1 > enable" return with partitions
+ * @node: the remote node, just enabled, not locked
+ *
+ * Waits for the partition scan to end, but not for a server that went
+ * away meanwhile (no connection left: the scan goes on in the
+ * background, and partitions appear when it can end), and not past a
+ * fatal signal.  configfs holds the attribute's lock while the store
+ * waits here, which rmdir waits for: that wait must stay short.
+ */
+void dst_remote_scan_wait(struct dst_node *node)
+{
+	int err;
+
+	err = wait_event_killable(node->scan_wait,
+				  !READ_ONCE(node->scanning) ||
+				  READ_ONCE(node->link) == DST_LINK_RECONNECTING ||
+				  READ_ONCE(node->link) == DST_LINK_FAILED);
+	if (!err && READ_ONCE(node->scanning))
+		pr_warn("%s: the server went away during the partition scan; partitions appear when it is back\n",
+			node->name);
 }
 
 /* Tell the server we are going, where the connection still works. */
@@ -2061,6 +2121,10 @@ void dst_remote_stop(struct dst_node *node)
 	rem->seen = atomic_long_read(&rem->completions);
 	queue_delayed_work(rem->wq, &rem->watchdog,
 			   msecs_to_jiffies(DST_DETACH_GRACE_MS));
+	/* A scan still waiting ends with its I/O, failed above or by then. */
+	cancel_work_sync(&rem->scan_work);
+	WRITE_ONCE(node->scanning, false);
+	wake_up_all(&node->scan_wait);
 	/* Writes back, fails new I/O, waits for what is in flight. */
 	del_gendisk(rem->disk);
 	cancel_delayed_work_sync(&rem->watchdog);

@@ -157,6 +157,7 @@ struct dst_node *dst_node_create(const char *name, enum dst_role role)
 	node->role = role;
 	node->state = DST_STATE_DISABLED;
 	mutex_init(&node->lock);
+	init_waitqueue_head(&node->scan_wait);
 	INIT_LIST_HEAD(&node->entry);
 	dst_acl_init(node);
 	for (p = 0; p < DST_P_NR; p++)
@@ -339,10 +340,12 @@ static void dst_node_stop(struct dst_node *node)
  *
  * Enabling an enabled node, or disabling a disabled one, is a no-op that
  * succeeds, so scripts may repeat themselves.  A failed start leaves the
- * node disabled and as configured before.
+ * node disabled and as configured before.  A remote's partitions are read
+ * after node->lock is dropped (see dst_remote_scan_wait()).
  */
 int dst_node_enable(struct dst_node *node, bool on)
 {
+	bool scan = false;
 	int err = 0;
 
 	mutex_lock(&node->lock);
@@ -362,6 +365,7 @@ int dst_node_enable(struct dst_node *node, bool on)
 		}
 		node->enabled = true;
 		WRITE_ONCE(node->state, DST_STATE_RUNNING);
+		scan = node->role == DST_ROLE_REMOTE;
 	} else {
 		WRITE_ONCE(node->state, DST_STATE_STOPPING);
 		dst_node_stop(node);
@@ -370,6 +374,8 @@ int dst_node_enable(struct dst_node *node, bool on)
 	}
 out:
 	mutex_unlock(&node->lock);
+	if (scan)
+		dst_remote_scan_wait(node);
 	return err;
 }
 

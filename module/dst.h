@@ -129,6 +129,12 @@ struct dst_node {
 
 	/* A running remote's link, DST_LINK_*; written by client.c. */
 	int link;
+	/*
+	 * A remote's partition scan is running (client.c): enable waits,
+	 * without node->lock, on scan_wait for it to end or the link to go.
+	 */
+	bool scanning;
+	wait_queue_head_t scan_wait;
 
 	/* Data path state, present while enabled. */
 	union {
@@ -432,6 +438,7 @@ unsigned int dst_trans_count(struct blk_mq_tag_set *set);
 /* client.c: remote nodes */
 int dst_remote_start(struct dst_node *node);
 void dst_remote_stop(struct dst_node *node);
+void dst_remote_scan_wait(struct dst_node *node);
 ssize_t dst_remote_show_device(struct dst_node *node, char *buf);
 ssize_t dst_remote_show_stats(struct dst_node *node, char *buf);
 const char *dst_remote_link_state(struct dst_node *node);

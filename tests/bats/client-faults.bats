@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # The remote (client) side against faults it must survive without
-# losing data or leaving half a frame on the wire: a server that never
-# answers a write, one that cuts a READ reply short, and a signal in the
-# middle of a send.
+# losing data, hanging or leaving half a frame on the wire: a server
+# that never answers a write, one that cuts a READ reply short, a signal
+# in the middle of a send, and a server gone for good during enable.
 # Hostile servers are tests/proto/dstserver.py; docs/resilience.md is the
 # contract.
 
@@ -107,4 +107,59 @@ sendq_at_least() {
 	  "$(digest < "$BATS_TEST_TMPDIR/p")" ]
 	[ "$(checksum "$DST_DEV" 0 $((8 << 20)))" = \
 	  "$(digest < "$BATS_TEST_TMPDIR/p")" ]
+}
+
+# enable_in_background: "echo 1 > enable" on r1 from dst-cli, as its own
+# process ($ENABLER), with fail_timeout_s=-1: I/O is held for as long as
+# there is no connection.  Returns once the server vanished.
+enable_in_background() {
+	mkdir "$R"
+	echo "$SRV" > "$R/addr"
+	echo e1 > "$R/export"
+	echo -1 > "$R/fail_timeout_s"
+	echo 100 > "$R/reconnect_delay_ms"
+	nsenter --net=/run/netns/dst-cli sh -c 'echo 1 > "$1"' sh "$R/enable" &
+	ENABLER=$!
+	wait_for 30 logged 'vanished 1'
+}
+
+# exited PID: PID has ended (a zombie counts: it has left the kernel).
+exited() {
+	! grep -q '^[^)]*) [^Z]' "/proc/$1/stat" 2>/dev/null
+}
+
+# in_time SECONDS CMD...: CMD, run in the background, ends within
+# SECONDS and succeeds.  A CMD stuck on a kernel lock cannot be killed,
+# so the test fails here instead of waiting with it.
+in_time() {
+	local secs=$1 pid
+	shift
+	"$@" &
+	pid=$!
+	wait_for "$secs" exited "$pid"
+	wait "$pid"
+}
+
+@test "the server gone during enable's partition scan: enable returns; stats and disable work" {
+	hostile_server vanish-on-read
+	enable_in_background
+	# The scan's read is held (fail_timeout_s=-1); enable does not wait
+	# for it, and nothing waits on the node's lock.
+	wait_for 30 exited "$ENABLER"
+	wait "$ENABLER"
+	state_is "$R" reconnecting
+	klog | grep -q 'r1: the server went away during the partition scan'
+	in_time 10 cat "$R/stats" > /dev/null
+	in_time 30 cfs_write "$R/enable" 0 dst-cli
+	state_is "$R" disabled
+	rmdir "$R"
+	no_nodes
+}
+
+@test "the server gone during enable's partition scan: rmdir alone detaches" {
+	hostile_server vanish-on-read
+	enable_in_background
+	wait_for 30 exited "$ENABLER"
+	in_time 30 rmdir "$R"
+	no_nodes
 }

@@ -166,6 +166,21 @@ drop_spares() {
 	[ "$(cat /sys/block/$disk/queue/max_hw_sectors_kb)" -ge 1024 ]
 }
 
+@test "the partitions of the export are there when enable returns" {
+	printf 'label: gpt\n,8M\n,\n' | sfdisk -q /dev/ram0
+	dst_export e1 /dev/ram0 "$SRV"
+	local d=$DST_CFS/remotes/r1 disk
+	mkdir "$d"
+	echo "$SRV" > "$d/addr"
+	echo e1 > "$d/export"
+	cfs_write "$d/enable" 1 dst-cli
+	# No waiting: the scan ran before the write returned.
+	disk=$(cut -d' ' -f1 "$d/device")
+	[ -e "/sys/block/$disk/${disk}p1" ]
+	[ -e "/sys/block/$disk/${disk}p2" ]
+	[ "$(cat "/sys/block/$disk/${disk}p1/size")" = $((8 << 11)) ]
+}
+
 @test "no discard or write-zeroes is offered when the backing device has none" {
 	dst_export e1 /dev/ram0 "$SRV"
 	dst_attach r1 "$SRV" export=e1

@@ -10,11 +10,15 @@ serves READs with zeroes and PINGs, then misbehaves as --mode says:
                   and all but the last byte of its data, then closes
                   (the FIN rides in the same segment); later connections
                   are served normally
+  vanish-on-read  on the first READ, closes its listening socket and
+                  the connection without answering: a server gone for
+                  good, every reconnection refused
 
 Events go to --log, one line each, flushed at once, so a test can tell
 what the server saw before the client's I/O ended:
 
-  listening | hello N | write N | truncated N | eof N | closed N
+  listening | hello N | write N | truncated N | vanished N | eof N |
+  closed N
 
 N counts connections from 1.  Usage:
 
@@ -78,6 +82,11 @@ class Server:
                     self.log("write %d" % n)
                     continue
                 self.reply(s, h)
+            elif op == w.CMD["READ"] and self.args.mode == "vanish-on-read":
+                self.log("vanished %d" % n)
+                self.ls.shutdown(socket.SHUT_RDWR)
+                self.ls.close()
+                return
             elif op == w.CMD["READ"]:
                 if (self.args.mode == "truncate-read" and
                         not self.truncated and h["offset"] == self.args.at):
@@ -107,9 +116,15 @@ class Server:
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         ls.bind((self.args.addr, self.args.port))
         ls.listen(16)
+        self.ls = ls
         self.log("listening")
         while True:
-            s, _ = ls.accept()
+            try:
+                s, _ = ls.accept()
+            except OSError:
+                # vanish-on-read shut the listening socket: stay, so
+                # the test still has a process to stop.
+                threading.Event().wait()
             self.count += 1
             threading.Thread(target=self.connection, args=(s, self.count),
                              daemon=True).start()
@@ -120,7 +135,8 @@ def main():
     p.add_argument("--addr", default="0.0.0.0")
     p.add_argument("--port", type=int, default=7000)
     p.add_argument("--mode", required=True,
-                   choices=("swallow-writes", "truncate-read"))
+                   choices=("swallow-writes", "truncate-read",
+                            "vanish-on-read"))
     p.add_argument("--at", type=int, default=1 << 20)
     p.add_argument("--log", required=True)
     Server(p.parse_args()).run()
