@@ -19,6 +19,10 @@
 #                 checked with lintian (scripts/mkdeb.sh, packaging/)
 #   make check-packages  make deb, then a guest installs them (DKMS
 #                 builds dst.ko), uses them and purges them
+#   make patches  the driver as an upstream patch series against
+#                 linux-source-6.1, in build/patches/ (scripts/mkpatches.py)
+#   make check-patches  apply it patch by patch to a pristine tree:
+#                 each builds, checkpatch --strict, kernel-doc
 #   make clean
 #
 # KVER= or KDIR= override the kernel found by scripts/kver.sh.
@@ -109,6 +113,12 @@ deb: deps
 	@sh scripts/mkdeb.sh
 
 # Not part of check: the DKMS build takes minutes under TCG.
+patches: deps
+	@python3 scripts/mkpatches.py
+
+check-patches: deps
+	@sh scripts/check-patches.sh
+
 check-packages: module tools deb
 	@sh tests/vm/run -t 1200 tests/packages/packages.bats
 
@@ -117,4 +127,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/selftest/warn clean
 	rm -rf build
 
-.PHONY: all deps module tools check check-debug debug-kernel demo bench bench-profile vm-shell lint install deb check-packages clean
+.PHONY: all deps module tools check check-debug debug-kernel demo bench bench-profile vm-shell lint install deb check-packages patches check-patches clean

@@ -21,7 +21,8 @@ tcpdump tshark iputils-ping
 gnuplot-nox xz-utils cpio
 udev systemd
 flex bison bc libelf-dev libssl-dev
-debhelper dh-dkms dkms dpkg-dev fakeroot lintian jq"
+debhelper dh-dkms dkms dpkg-dev fakeroot lintian jq
+python3 git"
 
 case "${1:-}" in
 --list) echo $PKGS; exit 0 ;;
