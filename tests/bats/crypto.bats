@@ -220,11 +220,14 @@ mitm_case() {
 	dst_export e1 /dev/ram0 "$SRV" key=$KEY cipher='gcm(aes)' crypto_threads=1
 	[ "$(attach_errno $SRV key=$KEY cipher='gcm(aes)' connections=2)" = OK ]
 	remote_dev
-	fio_verify_start "$DST_DEV" --size=$(scaled 16)M --bs=16k --iodepth=16 --numjobs=1
-	local t ops=0
+	local mib t ops=0 step
+	mib=$(scaled 16)
+	fio_verify_start "$DST_DEV" --size=${mib}M --bs=16k --iodepth=16 --numjobs=1
+	# A fifth of fio's writes (it writes everything, then reads back).
+	step=$((mib * 1024 / 16 / 5))
 	for t in 4 2; do
 		# Change it with fio's I/O in flight: wait for more of it.
-		ops=$((ops + 200))
+		ops=$((ops + step))
 		wait_for 60 stat_at_least "$E" write_ops "$ops"
 		[ "$(cfs_errno $E/crypto_threads $t)" = OK ]
 	done
