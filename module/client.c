@@ -33,6 +33,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blk-mq.h>
+#include <linux/error-injection.h>
 #include <linux/blkdev.h>
 #include <linux/idr.h>
 #include <linux/module.h>
@@ -250,9 +251,10 @@ out:
 	return err;
 }
 
-static int dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
-			       struct socket *sock, struct dst_geometry *geo,
-			       struct dst_crypto **cryptop)
+static noinline __noclone int
+dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
+		    struct socket *sock, struct dst_geometry *geo,
+		    struct dst_crypto **cryptop)
 {
 	struct dst_node *node = rem->node;
 	const struct dst_crypto_cfg *cfg = &node->cfg.crypto;
@@ -392,6 +394,9 @@ out:
 		*cryptop = c;
 	return err;
 }
+
+/* make check-debug fails it (fail_function): attach and reconnect unwind. */
+ALLOW_ERROR_INJECTION(dst_rconn_handshake, ERRNO);
 
 /* The same export: field by field, as the structure has padding. */
 static bool dst_geometry_same(const struct dst_geometry *a,

@@ -29,6 +29,7 @@
 #include <crypto/aead.h>
 #include <crypto/algapi.h>
 #include <crypto/hash.h>
+#include <linux/error-injection.h>
 #include <linux/highmem.h>
 #include <linux/random.h>
 #include <linux/scatterlist.h>
@@ -437,7 +438,7 @@ static int dst_crypto_dir_init(struct dst_crypto *c, struct dst_crypto_dir *d,
  * Allocated once per connection, when it is set up; nothing is allocated
  * per frame afterwards.  Returns an ERR_PTR on failure.
  */
-struct dst_crypto *
+noinline __noclone struct dst_crypto *
 dst_crypto_session(const struct dst_crypto_cfg *cfg, bool server,
 		   const u8 *cnonce, const u8 *snonce, u32 max_io,
 		   struct dst_crypto_buf *buf)
@@ -497,6 +498,9 @@ out:
 	}
 	return c;
 }
+
+/* make check-debug fails it (fail_function): keyed setup on either side. */
+ALLOW_ERROR_INJECTION(dst_crypto_session, ERRNO);
 
 unsigned int dst_crypto_tag_len(const struct dst_crypto *c)
 {

@@ -36,6 +36,7 @@
 
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/error-injection.h>
 #include <linux/hashtable.h>
 #include <linux/jhash.h>
 #include <linux/mempool.h>
@@ -1152,7 +1153,7 @@ static bool dst_sconn_establish(struct dst_sconn *conn)
  * answer is the welcome with what this connection may do, or a status
  * that tells the client why not.  Returns 0 when the client is in.
  */
-static int dst_sconn_handshake(struct dst_sconn *conn)
+static noinline __noclone int dst_sconn_handshake(struct dst_sconn *conn)
 {
 	struct dst_export *exp = conn->exp;
 	struct dst_node *node = exp->node;
@@ -1300,6 +1301,9 @@ static int dst_sconn_handshake(struct dst_sconn *conn)
 		conn->crypto ? ", authenticated" : "");
 	return 0;
 }
+
+/* make check-debug fails it (fail_function): a half-made client unwinds. */
+ALLOW_ERROR_INJECTION(dst_sconn_handshake, ERRNO);
 
 static struct dst_io *dst_sconn_pending(struct dst_sconn *conn, u32 key)
 {
