@@ -222,8 +222,6 @@ def abi_entries(md):
                 prefix = "/sys/kernel/config/dst/" + h
             elif h.startswith("/sys/bus/dst/devices/"):
                 prefix = h
-            elif not h.startswith("/") and "/" not in h:
-                prefix = prefix if prefix else None
             i += 1
             continue
         m = re.match(r"^What: (.*)$", ln)
