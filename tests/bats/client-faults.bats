@@ -14,32 +14,10 @@ R=$DST_CFS/remotes/r1
 setup() {
 	dst_load
 	netns_pair
-	SLOG=$BATS_TEST_TMPDIR/server.log
-	DST_SERVER_PID=""
 }
 
 teardown() {
-	if [ -n "$DST_SERVER_PID" ]; then
-		kill "$DST_SERVER_PID" 2>/dev/null || true
-		wait "$DST_SERVER_PID" 2>/dev/null || true
-	fi
 	dst_teardown
-}
-
-# hostile_server MODE [ARGS...]: dstserver.py in dst-srv, listening.
-# nsenter (not the in_ns function, which would leave a subshell between)
-# execs python, so $! is the server itself and teardown can stop it.
-hostile_server() {
-	nsenter --net=/run/netns/dst-srv python3 \
-		"$DST_TOP/tests/proto/dstserver.py" \
-		--port 7000 --log "$SLOG" --mode "$@" 3>&- &
-	DST_SERVER_PID=$!
-	wait_for 10 grep -q listening "$SLOG"
-}
-
-# logged LINE: the hostile server logged LINE.
-logged() {
-	grep -qx "$1" "$SLOG"
 }
 
 # sendq_at_least BYTES: the client's socket holds that much unacknowledged.

@@ -267,7 +267,30 @@ state_is() {
 	[ "$(cat "$1/state")" = "$2" ]
 }
 
+# hostile_server MODE [ARGS...]: tests/proto/dstserver.py in dst-srv,
+# listening on port 7000, logging to $SLOG; dst_teardown stops it.
+# nsenter (not in_ns, which would leave a subshell between) execs
+# python, so $! is the server itself.
+hostile_server() {
+	SLOG=$BATS_TEST_TMPDIR/server.log
+	nsenter --net=/run/netns/dst-srv python3 \
+		"$DST_TOP/tests/proto/dstserver.py" \
+		--port 7000 --log "$SLOG" --mode "$@" 3>&- &
+	DST_SERVER_PID=$!
+	wait_for 10 grep -q listening "$SLOG"
+}
+
+# logged LINE: the hostile server logged LINE.
+logged() {
+	grep -qx "$1" "$SLOG"
+}
+
 dst_teardown() {
+	if [ -n "${DST_SERVER_PID:-}" ]; then
+		kill "$DST_SERVER_PID" 2>/dev/null || true
+		wait "$DST_SERVER_PID" 2>/dev/null || true
+		DST_SERVER_PID=""
+	fi
 	if [ -n "${DST_FIO_PID:-}" ]; then
 		kill "$DST_FIO_PID" 2>/dev/null || true
 		wait "$DST_FIO_PID" 2>/dev/null || true
