@@ -39,12 +39,14 @@
 #include <linux/module.h>
 #include <linux/nsproxy.h>
 #include <linux/random.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
 #include "dst.h"
+#include "trace.h"
 
 #define DST_CONNECT_TIMEOUT_MS	10000	/* connect and handshake at enable */
 #define DST_RECONNECT_TIMEOUT_MS 5000	/* ... and for each reconnect attempt */
@@ -760,6 +762,7 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 		cmd->flags = 0;
 		cmd->conn = -1;
 		cmd->retries = 0;
+		cmd->start = jiffies;
 		rq->rq_flags |= RQF_DONTPREP;
 		blk_mq_start_request(rq);
 	} else {
@@ -832,6 +835,7 @@ send:
 	was.epoch = cmd->epoch;
 	was.seq = cmd->seq;
 	m.id = dst_trans_start(rem->gens, rq, resend);
+	cmd->id = m.id;
 	cmd->op = m.cmd;
 	cmd->conn = conn->idx;
 	cmd->epoch = conn->epoch;
@@ -856,6 +860,9 @@ send:
 	/* Cork only the queue's own connection: commit_rqs pushes that one. */
 	more = !bd->last && conn == hctx->driver_data;
 	WRITE_ONCE(conn->corked, more);
+	/* Before the frame: its reply may be traced before the send returns. */
+	trace_dst_send(dst_rem_name(rem), conn->idx, m.id, m.cmd, m.offset,
+		       m.len, cmd->retries, 0);
 	err = dst_frame_prepare(conn, &conn->tx, rq, &m, more ? MSG_MORE : 0,
 				0);
 	if (!err)
@@ -963,13 +970,18 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
 	unsigned int bytes = blk_rq_bytes(rq);
 	const char *op = dst_cmd_name(cmd->op);
+	u8 cmd_op;
 	enum { HOLD, RESEND, EXPIRE, TIMEOUT, FAIL } what = HOLD;
 	bool expired;
 	unsigned int tries;
 	int conn = 0;
+	u64 id;
 
 	spin_lock_bh(&cmd->lock);
 	tries = cmd->retries;
+	id = cmd->id;
+	cmd_op = cmd->op;
+	conn = cmd->conn;
 	expired = test_bit(DST_CMD_EXPIRED, &cmd->flags);
 	if (test_bit(DST_CMD_SENDING, &cmd->flags) ||
 	    test_bit(DST_CMD_RECEIVING, &cmd->flags)) {
@@ -1004,7 +1016,6 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		break;
 	case EXPIRE:
 		set_bit(DST_CMD_EXPIRED, &cmd->flags);
-		conn = cmd->conn;
 		break;
 	default:
 		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
@@ -1021,6 +1032,8 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		return BLK_EH_RESET_TIMER;
 	case EXPIRE:
 		atomic64_inc(&rem->timeouts);
+		trace_dst_timeout(dst_rem_name(rem), conn, id, cmd_op, pos, bytes,
+				  tries, true);
 		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends; dropping connection %d, to fail it once the server has fenced it\n",
 				   dst_rem_name(rem), op, bytes, pos,
 				   rem->max_retries, conn);
@@ -1028,12 +1041,16 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		return BLK_EH_RESET_TIMER;
 	case RESEND:
 		atomic64_inc(&rem->resends);
+		trace_dst_resend(dst_rem_name(rem), conn, id, cmd_op, pos, bytes,
+				 tries, 0);
 		pr_warn_ratelimited("%s: %s of %u bytes at %llu unanswered; resending (%u of %u)\n",
 				    dst_rem_name(rem), op, bytes, pos, tries,
 				    rem->max_retries);
 		break;
 	case TIMEOUT:
 		atomic64_inc(&rem->timeouts);
+		trace_dst_timeout(dst_rem_name(rem), conn, id, cmd_op, pos, bytes,
+				  tries, false);
 		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends\n",
 				   dst_rem_name(rem), op, bytes, pos,
 				   rem->max_retries);
@@ -1207,6 +1224,7 @@ static int dst_recv_reply(struct dst_rconn *conn)
 	struct dst_wire_hdr hdr;
 	const char *why = NULL;
 	bool data, done, awaited;
+	unsigned int retries;
 	struct request *rq;
 	struct dst_cmd *cmd;
 	struct dst_msg m;
@@ -1249,6 +1267,7 @@ static int dst_recv_reply(struct dst_rconn *conn)
 	cmd = blk_mq_rq_to_pdu(rq);
 	spin_lock_bh(&cmd->lock);
 	awaited = dst_trans_awaited(rq, m.id);
+	retries = cmd->retries;
 	if (awaited)
 		why = dst_reply_mismatch(conn, rq, &m);
 	/*
@@ -1267,6 +1286,9 @@ static int dst_recv_reply(struct dst_rconn *conn)
 		goto stale;
 	if (why)
 		goto proto;
+	trace_dst_reply(dst_rem_name(rem), conn->idx, m.id,
+			m.cmd & ~DST_CMD_REPLY, m.offset, m.len, retries,
+			m.status);
 	if (data) {
 		err = dst_recv_data(conn, NULL, 0, rq);
 		if (!err && c)
@@ -1373,6 +1395,9 @@ static int dst_rconn_rx_fast_one(struct dst_rconn *conn, struct sock *sk)
 				  dst_sk_read_bvecs(sk, sizeof(hdr), NULL, 0,
 						    0, 0))) {
 			WRITE_ONCE(conn->last_rx, jiffies);
+			trace_dst_reply(dst_rem_name(rem), conn->idx, m.id,
+					m.cmd & ~DST_CMD_REPLY, m.offset,
+					m.len, cmd->retries, m.status);
 			done = dst_reply_answer(rq, m.status);
 			ret = 1;
 		}
@@ -1461,6 +1486,8 @@ static void dst_rconn_down(struct dst_rconn *conn, int err)
 	WRITE_ONCE(conn->live, false);
 	mutex_unlock(&conn->tx_lock);
 	orphans = dst_trans_orphan(&rem->set, conn->idx);
+	trace_dst_conn_down(dst_rem_name(rem), conn->idx, READ_ONCE(conn->epoch),
+			    err, orphans);
 
 	mutex_lock(&rem->state_lock);
 	rem->nr_live--;
@@ -1537,6 +1564,8 @@ static void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 	queue_work(rem->wq, &conn->recv_work);
 
 	n = dst_trans_resend_orphans(&rem->set, conn->idx);
+	trace_dst_conn_up(dst_rem_name(rem), conn->idx, READ_ONCE(conn->epoch),
+			  0, n);
 	atomic64_add(n, &rem->resends);
 	atomic64_inc(&rem->reconnects);
 	pr_info("%s: connection %d to %pISpc is back; %u request%s resent\n",
@@ -1578,6 +1607,8 @@ static void dst_reconnect_work(struct work_struct *work)
 			i);
 		sock = dst_rconn_open(rem, conn, false,
 				      DST_RECONNECT_TIMEOUT_MS, &crypto);
+		trace_dst_reconnect(dst_rem_name(rem), i, rem->attempt,
+				    PTR_ERR_OR_ZERO(sock));
 		if (IS_ERR(sock)) {
 			again = true;
 			continue;
@@ -2021,6 +2052,7 @@ int dst_remote_start(struct dst_node *node)
 		dst_sock_watch(conn->sock, &conn->watch, rem->wq,
 			       &conn->recv_work, dst_rconn_rx_fast);
 		queue_work(rem->wq, &conn->recv_work);
+		trace_dst_conn_up(node->name, started, 0, 0, 0);
 	}
 	if (rem->ka_ms)
 		queue_delayed_work(rem->wq, &rem->ka_work,
@@ -2200,4 +2232,38 @@ ssize_t dst_remote_show_stats(struct dst_node *node, char *buf)
 out:
 	mutex_unlock(&node->lock);
 	return len;
+}
+
+/*
+ * debugfs (debugfs.c): the files exist only while node->rem does, and
+ * their removal waits for a reader, so neither takes node->lock.
+ */
+void dst_remote_show_inflight(struct dst_node *node, struct seq_file *m)
+{
+	dst_trans_show(m, &node->rem->set);
+}
+
+void dst_remote_show_conns(struct dst_node *node, struct seq_file *m)
+{
+	struct dst_remote *rem = node->rem;
+	int i;
+
+	seq_printf(m, "link %s live %d/%d reconnect_attempt %u\n",
+		   dst_remote_link_state(node), READ_ONCE(rem->nr_live),
+		   rem->nr_conns, READ_ONCE(rem->attempt));
+	for (i = 0; i < rem->nr_conns; i++) {
+		struct dst_rconn *conn = &rem->conns[i];
+		u32 unacked = 0, inq = 0;
+
+		mutex_lock(&conn->sock_lock);
+		if (conn->sock) {
+			unacked = dst_sock_unacked(conn->sock);
+			inq = dst_sk_inq(conn->sock->sk);
+		}
+		mutex_unlock(&conn->sock_lock);
+		seq_printf(m, "conn %d %s epoch %u unacked_bytes %u unread_bytes %u last_rx_ms %u\n",
+			   i, READ_ONCE(conn->live) ? "live" : "down",
+			   READ_ONCE(conn->epoch), unacked, inq,
+			   jiffies_to_msecs(jiffies - READ_ONCE(conn->last_rx)));
+	}
 }

@@ -118,6 +118,14 @@ u32 dst_sock_queued_seq(struct socket *sock)
 	return READ_ONCE(tcp_sk(sock->sk)->write_seq);
 }
 
+/* Bytes handed to TCP and not acknowledged by the peer yet (debugfs). */
+u32 dst_sock_unacked(struct socket *sock)
+{
+	const struct tcp_sock *tp = tcp_sk(sock->sk);
+
+	return READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_una);
+}
+
 bool dst_sock_acked(struct socket *sock, u32 seq)
 {
 	return !before(READ_ONCE(tcp_sk(sock->sk)->snd_una), seq);

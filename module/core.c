@@ -315,18 +315,24 @@ int dst_node_add_rule(struct dst_node *node,
 static int dst_node_start(struct dst_node *node)
 {
 	const struct dst_crypto_cfg *c = &node->cfg.crypto;
+	int err;
 
 	if ((c->hash[0] || c->cipher[0]) && !c->key_len) {
 		pr_err("%s: hash and cipher need a key: write one to 'key'\n",
 		       node->name);
 		return -EINVAL;
 	}
-	return node->role == DST_ROLE_EXPORT ? dst_export_start(node) :
-					       dst_remote_start(node);
+	err = node->role == DST_ROLE_EXPORT ? dst_export_start(node) :
+					      dst_remote_start(node);
+	if (!err)
+		dst_debugfs_add_node(node);
+	return err;
 }
 
 static void dst_node_stop(struct dst_node *node)
 {
+	/* Waits for a reader of its files, none of which takes node->lock. */
+	dst_debugfs_del_node(node);
 	if (node->role == DST_ROLE_EXPORT)
 		dst_export_stop(node);
 	else
@@ -804,6 +810,7 @@ static int __init dst_init(void)
 		return err;
 	dst_major = err;
 
+	dst_debugfs_init();
 	err = dst_sysfs_init();
 	if (err)
 		goto out_blkdev;
@@ -823,6 +830,7 @@ out_configfs:
 out_sysfs:
 	dst_sysfs_exit();
 out_blkdev:
+	dst_debugfs_exit();
 	unregister_blkdev(dst_major, "dst");
 	return err;
 }
@@ -834,6 +842,7 @@ static void __exit dst_exit(void)
 	/* configfs holds a module reference per directory: none are left. */
 	dst_configfs_exit();
 	dst_sysfs_exit();
+	dst_debugfs_exit();
 	unregister_blkdev(dst_major, "dst");
 }
 

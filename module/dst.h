@@ -22,6 +22,7 @@
 #include <linux/types.h>
 #include <linux/dst.h>
 
+struct dentry;
 struct net;
 struct request;
 struct blk_mq_tag_set;
@@ -141,6 +142,9 @@ struct dst_node {
 		struct dst_export *exp;
 		struct dst_remote *rem;
 	};
+
+	/* Its debugfs directory while it runs (debugfs.c), or NULL. */
+	struct dentry *debugfs;
 
 	/* An export's access list (security.c): dst_acl_rule.entry. */
 	struct config_group acl_group;
@@ -362,6 +366,7 @@ void dst_sock_nodelay(struct socket *sock);
 void dst_sock_set_timeout(struct socket *sock, int timeout_ms);
 void dst_sock_keepalive(struct socket *sock, int idle_s, int intvl_s, int cnt);
 u32 dst_sock_queued_seq(struct socket *sock);
+u32 dst_sock_unacked(struct socket *sock);
 bool dst_sock_acked(struct socket *sock, u32 seq);
 bool dst_sock_has_input(struct socket *sock, u32 bytes);
 bool dst_sock_idle(struct socket *sock);
@@ -399,6 +404,8 @@ struct dst_cmd {
 	spinlock_t lock;	/* a reply vs. timeout vs. connection loss */
 	unsigned long flags;
 	u32 gen;		/* bumped at every send: stale replies */
+	u64 id;			/* on the wire, of the last copy sent */
+	unsigned long start;	/* jiffies: first sent (debugfs's age) */
 	u8 op;			/* DST_CMD_* sent */
 	bool requeue;		/* completion: send again instead of ending */
 	blk_status_t status;
@@ -434,6 +441,8 @@ unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_resend_orphans(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_fail_orphans(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_count(struct blk_mq_tag_set *set);
+struct seq_file;
+void dst_trans_show(struct seq_file *m, struct blk_mq_tag_set *set);
 
 /* client.c: remote nodes */
 int dst_remote_start(struct dst_node *node);
@@ -442,6 +451,8 @@ void dst_remote_scan_wait(struct dst_node *node);
 ssize_t dst_remote_show_device(struct dst_node *node, char *buf);
 ssize_t dst_remote_show_stats(struct dst_node *node, char *buf);
 const char *dst_remote_link_state(struct dst_node *node);
+void dst_remote_show_inflight(struct dst_node *node, struct seq_file *m);
+void dst_remote_show_conns(struct dst_node *node, struct seq_file *m);
 
 /* export.c: export nodes */
 int dst_export_start(struct dst_node *node);
@@ -449,6 +460,14 @@ void dst_export_stop(struct dst_node *node);
 void dst_export_set_crypto_threads(struct dst_node *node, int n);
 ssize_t dst_export_show_clients(struct dst_node *node, char *buf);
 ssize_t dst_export_show_stats(struct dst_node *node, char *buf);
+void dst_export_show_inflight(struct dst_node *node, struct seq_file *m);
+void dst_export_show_conns(struct dst_node *node, struct seq_file *m);
+
+/* debugfs.c: /sys/kernel/debug/dst/{exports,remotes}/<name>/ */
+void dst_debugfs_init(void);
+void dst_debugfs_exit(void);
+void dst_debugfs_add_node(struct dst_node *node);
+void dst_debugfs_del_node(struct dst_node *node);
 
 /* configfs.c */
 int dst_configfs_init(void);

@@ -43,6 +43,7 @@
 #include <linux/nsproxy.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
+#include <linux/seq_file.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
@@ -52,6 +53,7 @@
 #include <net/sock.h>
 
 #include "dst.h"
+#include "trace.h"
 
 #define DST_SRV_MAX_IO		(BIO_MAX_VECS * PAGE_SIZE)	/* 1 MiB */
 #define DST_SRV_MAX_PAGES	(DST_SRV_MAX_IO / PAGE_SIZE)
@@ -178,7 +180,7 @@ struct dst_sconn {
 	size_t tx_off;			/* bytes of its frame sent */
 	struct dst_wire_hdr tx_hdr;
 	const u8 *tx_tag;
-	unsigned long tx_progress;	/* jiffies: bytes last went out */
+	unsigned long tx_progress;	/* jiffies: replies last went out */
 	struct delayed_work tx_watchdog;
 
 	u64 session;			/* from HELLO; 0: none */
@@ -207,6 +209,7 @@ struct dst_io {
 	struct dst_msg m;		/* becomes the reply */
 	struct hlist_node hnode;	/* conn->pending, while hashed */
 	bool hashed;
+	unsigned long start;		/* jiffies: read (debugfs's age) */
 	struct bio *bio;
 	/*
 	 * The data: up to 64 KiB of contiguous pages a segment, fewer
@@ -448,6 +451,7 @@ static struct dst_io *dst_io_alloc(struct dst_sconn *conn,
 	io->m.cmd |= DST_CMD_REPLY;
 	io->m.status = DST_ST_OK;
 	io->hashed = false;
+	io->start = jiffies;
 	io->bio = NULL;
 	io->nr_segs = 0;
 	io->nr_normal = 0;
@@ -649,6 +653,14 @@ static bool dst_reply_has_data(const struct dst_io *io)
 	       io->m.status == DST_ST_OK;
 }
 
+/* @io's reply is all with TCP. */
+static void dst_trace_reply(struct dst_sconn *conn, const struct dst_io *io)
+{
+	trace_dst_srv_reply(conn->exp->node->name, &conn->peer, conn->slot,
+			    io->m.id, io->m.cmd & ~DST_CMD_REPLY, io->m.offset,
+			    io->m.len, io->m.status);
+}
+
 /* A connection whose sends fail: replies are dropped from now on. */
 static void dst_sconn_kill(struct dst_sconn *conn)
 {
@@ -686,6 +698,7 @@ static void dst_send_plain_locked(struct dst_sconn *conn)
 {
 	struct dst_io *io, *next;
 	LIST_HEAD(batch);
+	int err;
 
 	for (;;) {
 		spin_lock_irq(&conn->lock);
@@ -696,11 +709,15 @@ static void dst_send_plain_locked(struct dst_sconn *conn)
 
 		list_for_each_entry_safe(io, next, &batch, entry) {
 			list_del(&io->entry);
-			if (!conn->dead &&
-			    dst_send_reply(conn, io, !list_empty(&batch)))
+			err = conn->dead ? -EPIPE :
+			      dst_send_reply(conn, io, !list_empty(&batch));
+			if (!err)
+				dst_trace_reply(conn, io);
+			else if (!conn->dead)
 				dst_sconn_kill(conn);
 			dst_io_free(io);
 		}
+		WRITE_ONCE(conn->tx_progress, jiffies);
 	}
 }
 
@@ -829,6 +846,8 @@ static void dst_send_sealed_locked(struct dst_sconn *conn)
 		}
 		if (err && !conn->dead)
 			dst_sconn_kill(conn);
+		else if (!err)
+			dst_trace_reply(conn, conn->tx_io);
 		WRITE_ONCE(conn->tx_progress, jiffies);
 		dst_io_free(conn->tx_io);
 		WRITE_ONCE(conn->tx_io, NULL);
@@ -1067,6 +1086,7 @@ static bool dst_sconn_fence(struct dst_sconn *conn, u64 session, u16 slot)
 	struct dst_export *exp = conn->exp;
 	struct dst_sconn *old;
 	unsigned long deadline;
+	bool drained = false;
 	int n = 0;
 
 	mutex_lock(&exp->conns_lock);
@@ -1103,18 +1123,23 @@ static bool dst_sconn_fence(struct dst_sconn *conn, u64 session, u16 slot)
 		unsigned int gone = READ_ONCE(exp->nr_gone);
 		long left;
 
-		if (!dst_export_slot_taken(exp, conn))
-			return true;
+		if (!dst_export_slot_taken(exp, conn)) {
+			drained = true;
+			break;
+		}
 		/* A newer reconnection of the slot fenced this one. */
 		if (READ_ONCE(conn->fenced))
-			return false;
+			break;
 		left = (long)(deadline - jiffies);
 		if (left <= 0 ||
 		    !wait_event_timeout(exp->wait,
 					READ_ONCE(exp->nr_gone) != gone ||
 					READ_ONCE(conn->fenced), left))
-			return false;
+			break;
 	}
+	trace_dst_fence(exp->node->name, &conn->peer, slot, session, n,
+			drained);
+	return drained;
 }
 
 /* The handshake is over, either way: its slot is free.  conns_lock. */
@@ -1445,6 +1470,9 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 				   node->name, &conn->peer, why, m.cmd, m.len, m.offset);
 		return ret;
 	}
+	/* Status: what it is refused with, if it is (its reply says so). */
+	trace_dst_srv_request(node->name, &conn->peer, conn->slot, m.id, m.cmd,
+			      m.offset, m.len, ret);
 	/* Under session keys nothing is done with a frame before its tag. */
 	if (conn->crypto) {
 		int err;
@@ -1774,6 +1802,7 @@ static void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
 	INIT_WORK(&conn->send_work, dst_send_work);
 	INIT_DELAYED_WORK(&conn->hs_timeout, dst_sconn_hs_timeout);
 	INIT_DELAYED_WORK(&conn->tx_watchdog, dst_sconn_tx_watchdog);
+	conn->tx_progress = jiffies;
 	mutex_init(&conn->send_lock);
 
 	/*
@@ -2176,4 +2205,79 @@ ssize_t dst_export_show_stats(struct dst_node *node, char *buf)
 	}
 	mutex_unlock(&node->lock);
 	return len;
+}
+
+/*
+ * debugfs (debugfs.c): the files exist only while node->exp does, and
+ * their removal waits for a reader, so neither takes node->lock.
+ * conns_lock keeps each connection (and its socket) while it is shown.
+ */
+static const char *dst_sconn_state(const struct dst_sconn *conn)
+{
+	if (READ_ONCE(conn->fenced))
+		return "fenced";
+	if (READ_ONCE(conn->dead))
+		return "dead";
+	return READ_ONCE(conn->established) ? "established" : "handshake";
+}
+
+void dst_export_show_conns(struct dst_node *node, struct seq_file *m)
+{
+	struct dst_export *exp = node->exp;
+	struct dst_sconn *conn;
+
+	mutex_lock(&exp->conns_lock);
+	seq_printf(m, "connections %d handshakes %d pinned_bytes %ld%s\n",
+		   exp->nr_conns, exp->nr_handshakes,
+		   atomic_long_read(&exp->pinned),
+		   exp->stopping ? " stopping" : "");
+	list_for_each_entry(conn, &exp->conns, entry) {
+		unsigned int replies = 0;
+		struct dst_io *io;
+
+		spin_lock_irq(&conn->lock);
+		list_for_each_entry(io, &conn->replies, entry)
+			replies++;
+		spin_unlock_irq(&conn->lock);
+		seq_printf(m, "peer %pISpc slot %u session %#llx %s inflight %d pinned_bytes %d replies_queued %u unacked_bytes %u last_tx_ms %u\n",
+			   &conn->peer, conn->slot, conn->session,
+			   dst_sconn_state(conn), atomic_read(&conn->inflight),
+			   atomic_read(&conn->pinned), replies,
+			   dst_sock_unacked(conn->sock),
+			   jiffies_to_msecs(jiffies -
+					    READ_ONCE(conn->tx_progress)));
+	}
+	mutex_unlock(&exp->conns_lock);
+}
+
+static void dst_show_io(struct seq_file *m, const struct dst_sconn *conn,
+			const struct dst_io *io, const char *state)
+{
+	seq_printf(m, "peer %pISpc slot %u id %#llx op %s offset %llu len %u age_ms %u state %s\n",
+		   &conn->peer, conn->slot, io->m.id, dst_cmd_name(io->m.cmd),
+		   io->m.offset, io->m.len,
+		   jiffies_to_msecs(jiffies - io->start), state);
+}
+
+/*
+ * Requests read and not answered: with the backing device ("submitted",
+ * the pending hash) or their reply waiting to be sent ("replying").
+ */
+void dst_export_show_inflight(struct dst_node *node, struct seq_file *m)
+{
+	struct dst_export *exp = node->exp;
+	struct dst_sconn *conn;
+	struct dst_io *io;
+	unsigned int bkt;
+
+	mutex_lock(&exp->conns_lock);
+	list_for_each_entry(conn, &exp->conns, entry) {
+		spin_lock_irq(&conn->lock);
+		hash_for_each(conn->pending, bkt, io, hnode)
+			dst_show_io(m, conn, io, "submitted");
+		list_for_each_entry(io, &conn->replies, entry)
+			dst_show_io(m, conn, io, "replying");
+		spin_unlock_irq(&conn->lock);
+	}
+	mutex_unlock(&exp->conns_lock);
 }

@@ -52,54 +52,50 @@ TRACE_DEFINE_ENUM(DST_CMD_AUTH);
  * a reply; 0 otherwise).
  */
 DECLARE_EVENT_CLASS(dst_rq_class,
-	TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
-		 u32 len, u32 retries, u32 status),
-	TP_ARGS(node, conn, id, op, offset, len, retries, status),
-	TP_STRUCT__entry(
-		__string(node, node)
-		__field(int, conn)
-		__field(u64, id)
-		__field(u8, op)
-		__field(u64, offset)
-		__field(u32, len)
-		__field(u32, retries)
-		__field(u32, status)
-	),
-	TP_fast_assign(
-		__assign_str(node, node);
-		__entry->conn = conn;
-		__entry->id = id;
-		__entry->op = op;
-		__entry->offset = offset;
-		__entry->len = len;
-		__entry->retries = retries;
-		__entry->status = status;
-	),
-	TP_printk("node=%s conn=%d id=%#llx op=%s offset=%llu len=%u retries=%u status=%u",
-		  __get_str(node), __entry->conn, __entry->id,
-		  show_dst_op(__entry->op), __entry->offset, __entry->len,
-		  __entry->retries, __entry->status)
+		    TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
+			     u32 len, u32 retries, u32 status),
+		    TP_ARGS(node, conn, id, op, offset, len, retries, status),
+		    TP_STRUCT__entry(__string(node, node)
+				     __field(int, conn)
+				     __field(u64, id)
+				     __field(u8, op)
+				     __field(u64, offset)
+				     __field(u32, len)
+				     __field(u32, retries)
+				     __field(u32, status)),
+		    TP_fast_assign(__assign_str(node, node);
+				   __entry->conn = conn;
+				   __entry->id = id;
+				   __entry->op = op;
+				   __entry->offset = offset;
+				   __entry->len = len;
+				   __entry->retries = retries;
+				   __entry->status = status;),
+		    TP_printk("node=%s conn=%d id=%#llx op=%s offset=%llu len=%u retries=%u status=%u",
+			      __get_str(node), __entry->conn, __entry->id,
+			      show_dst_op(__entry->op), __entry->offset, __entry->len,
+			      __entry->retries, __entry->status)
 );
 
 /* A request written to connection @conn (a resend: @retries > 0). */
 DEFINE_EVENT(dst_rq_class, dst_send,
-	TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
-		 u32 len, u32 retries, u32 status),
-	TP_ARGS(node, conn, id, op, offset, len, retries, status)
+	     TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
+		      u32 len, u32 retries, u32 status),
+	     TP_ARGS(node, conn, id, op, offset, len, retries, status)
 );
 
 /* Its reply, read from connection @conn. */
 DEFINE_EVENT(dst_rq_class, dst_reply,
-	TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
-		 u32 len, u32 retries, u32 status),
-	TP_ARGS(node, conn, id, op, offset, len, retries, status)
+	     TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
+		      u32 len, u32 retries, u32 status),
+	     TP_ARGS(node, conn, id, op, offset, len, retries, status)
 );
 
 /* Unanswered for trans_scan_timeout: requeued to be sent again. */
 DEFINE_EVENT(dst_rq_class, dst_resend,
-	TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
-		 u32 len, u32 retries, u32 status),
-	TP_ARGS(node, conn, id, op, offset, len, retries, status)
+	     TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
+		      u32 len, u32 retries, u32 status),
+	     TP_ARGS(node, conn, id, op, offset, len, retries, status)
 );
 
 /*
@@ -107,33 +103,29 @@ DEFINE_EVENT(dst_rq_class, dst_resend,
  * request fails once the server has fenced it; else it fails now.
  */
 TRACE_EVENT(dst_timeout,
-	TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
-		 u32 len, u32 retries, bool drop_conn),
-	TP_ARGS(node, conn, id, op, offset, len, retries, drop_conn),
-	TP_STRUCT__entry(
-		__string(node, node)
-		__field(int, conn)
-		__field(u64, id)
-		__field(u8, op)
-		__field(u64, offset)
-		__field(u32, len)
-		__field(u32, retries)
-		__field(bool, drop_conn)
-	),
-	TP_fast_assign(
-		__assign_str(node, node);
-		__entry->conn = conn;
-		__entry->id = id;
-		__entry->op = op;
-		__entry->offset = offset;
-		__entry->len = len;
-		__entry->retries = retries;
-		__entry->drop_conn = drop_conn;
-	),
-	TP_printk("node=%s conn=%d id=%#llx op=%s offset=%llu len=%u retries=%u drop_conn=%d",
-		  __get_str(node), __entry->conn, __entry->id,
-		  show_dst_op(__entry->op), __entry->offset, __entry->len,
-		  __entry->retries, __entry->drop_conn)
+	    TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
+		     u32 len, u32 retries, bool drop_conn),
+	    TP_ARGS(node, conn, id, op, offset, len, retries, drop_conn),
+	    TP_STRUCT__entry(__string(node, node)
+			     __field(int, conn)
+			     __field(u64, id)
+			     __field(u8, op)
+			     __field(u64, offset)
+			     __field(u32, len)
+			     __field(u32, retries)
+			     __field(bool, drop_conn)),
+	    TP_fast_assign(__assign_str(node, node);
+			   __entry->conn = conn;
+			   __entry->id = id;
+			   __entry->op = op;
+			   __entry->offset = offset;
+			   __entry->len = len;
+			   __entry->retries = retries;
+			   __entry->drop_conn = drop_conn;),
+	    TP_printk("node=%s conn=%d id=%#llx op=%s offset=%llu len=%u retries=%u drop_conn=%d",
+		      __get_str(node), __entry->conn, __entry->id,
+		      show_dst_op(__entry->op), __entry->offset, __entry->len,
+		      __entry->retries, __entry->drop_conn)
 );
 
 /*
@@ -141,103 +133,91 @@ TRACE_EVENT(dst_timeout,
  * resent when it comes up, orphaned when it goes down (with @err).
  */
 DECLARE_EVENT_CLASS(dst_conn_class,
-	TP_PROTO(const char *node, int conn, u32 epoch, int err,
-		 u32 requests),
-	TP_ARGS(node, conn, epoch, err, requests),
-	TP_STRUCT__entry(
-		__string(node, node)
-		__field(int, conn)
-		__field(u32, epoch)
-		__field(int, err)
-		__field(u32, requests)
-	),
-	TP_fast_assign(
-		__assign_str(node, node);
-		__entry->conn = conn;
-		__entry->epoch = epoch;
-		__entry->err = err;
-		__entry->requests = requests;
-	),
-	TP_printk("node=%s conn=%d epoch=%u err=%d requests=%u",
-		  __get_str(node), __entry->conn, __entry->epoch,
-		  __entry->err, __entry->requests)
+		    TP_PROTO(const char *node, int conn, u32 epoch, int err,
+			     u32 requests),
+		    TP_ARGS(node, conn, epoch, err, requests),
+		    TP_STRUCT__entry(__string(node, node)
+				     __field(int, conn)
+				     __field(u32, epoch)
+				     __field(int, err)
+				     __field(u32, requests)),
+		    TP_fast_assign(__assign_str(node, node);
+				   __entry->conn = conn;
+				   __entry->epoch = epoch;
+				   __entry->err = err;
+				   __entry->requests = requests;),
+		    TP_printk("node=%s conn=%d epoch=%u err=%d requests=%u",
+			      __get_str(node), __entry->conn, __entry->epoch,
+			      __entry->err, __entry->requests)
 );
 
 DEFINE_EVENT(dst_conn_class, dst_conn_up,
-	TP_PROTO(const char *node, int conn, u32 epoch, int err,
-		 u32 requests),
-	TP_ARGS(node, conn, epoch, err, requests)
+	     TP_PROTO(const char *node, int conn, u32 epoch, int err,
+		      u32 requests),
+	     TP_ARGS(node, conn, epoch, err, requests)
 );
 
 DEFINE_EVENT(dst_conn_class, dst_conn_down,
-	TP_PROTO(const char *node, int conn, u32 epoch, int err,
-		 u32 requests),
-	TP_ARGS(node, conn, epoch, err, requests)
+	     TP_PROTO(const char *node, int conn, u32 epoch, int err,
+		      u32 requests),
+	     TP_ARGS(node, conn, epoch, err, requests)
 );
 
 /* Attempt @attempt (since the link went down) to reconnect @conn: @err. */
 TRACE_EVENT(dst_reconnect,
-	TP_PROTO(const char *node, int conn, u32 attempt, int err),
-	TP_ARGS(node, conn, attempt, err),
-	TP_STRUCT__entry(
-		__string(node, node)
-		__field(int, conn)
-		__field(u32, attempt)
-		__field(int, err)
-	),
-	TP_fast_assign(
-		__assign_str(node, node);
-		__entry->conn = conn;
-		__entry->attempt = attempt;
-		__entry->err = err;
-	),
-	TP_printk("node=%s conn=%d attempt=%u err=%d", __get_str(node),
-		  __entry->conn, __entry->attempt, __entry->err)
+	    TP_PROTO(const char *node, int conn, u32 attempt, int err),
+	    TP_ARGS(node, conn, attempt, err),
+	    TP_STRUCT__entry(__string(node, node)
+			     __field(int, conn)
+			     __field(u32, attempt)
+			     __field(int, err)),
+	    TP_fast_assign(__assign_str(node, node);
+			   __entry->conn = conn;
+			   __entry->attempt = attempt;
+			   __entry->err = err;),
+	    TP_printk("node=%s conn=%d attempt=%u err=%d", __get_str(node),
+		      __entry->conn, __entry->attempt, __entry->err)
 );
 
 /* A transaction on the export side, from client @peer's slot @conn. */
 DECLARE_EVENT_CLASS(dst_srv_class,
-	TP_PROTO(const char *node, const struct sockaddr_storage *peer,
-		 int conn, u64 id, u8 op, u64 offset, u32 len, u32 status),
-	TP_ARGS(node, peer, conn, id, op, offset, len, status),
-	TP_STRUCT__entry(
-		__string(node, node)
-		__array(u8, peer, sizeof(struct sockaddr_in6))
-		__field(int, conn)
-		__field(u64, id)
-		__field(u8, op)
-		__field(u64, offset)
-		__field(u32, len)
-		__field(u32, status)
-	),
-	TP_fast_assign(
-		__assign_str(node, node);
-		memcpy(__entry->peer, peer, sizeof(struct sockaddr_in6));
-		__entry->conn = conn;
-		__entry->id = id;
-		__entry->op = op;
-		__entry->offset = offset;
-		__entry->len = len;
-		__entry->status = status;
-	),
-	TP_printk("node=%s peer=%pISpc conn=%d id=%#llx op=%s offset=%llu len=%u status=%u",
-		  __get_str(node), __entry->peer, __entry->conn, __entry->id,
-		  show_dst_op(__entry->op), __entry->offset, __entry->len,
-		  __entry->status)
+		    TP_PROTO(const char *node, const struct sockaddr_storage *peer,
+			     int conn, u64 id, u8 op, u64 offset, u32 len, u32 status),
+		    TP_ARGS(node, peer, conn, id, op, offset, len, status),
+		    TP_STRUCT__entry(__string(node, node)
+				     __array(u8, peer, sizeof(struct sockaddr_in6))
+				     __field(int, conn)
+				     __field(u64, id)
+				     __field(u8, op)
+				     __field(u64, offset)
+				     __field(u32, len)
+				     __field(u32, status)),
+		    TP_fast_assign(__assign_str(node, node);
+				   memcpy(__entry->peer, peer, sizeof(struct sockaddr_in6));
+				   __entry->conn = conn;
+				   __entry->id = id;
+				   __entry->op = op;
+				   __entry->offset = offset;
+				   __entry->len = len;
+				   __entry->status = status;),
+		    TP_printk("node=%s peer=%pISpc conn=%d id=%#llx op=%s offset=%llu len=%u status=%u",
+			      __get_str(node), __entry->peer, __entry->conn, __entry->id,
+			      show_dst_op(__entry->op), __entry->offset, __entry->len,
+			      __entry->status)
 );
 
 /* A request read from a client (status 0: not answered yet). */
 DEFINE_EVENT(dst_srv_class, dst_srv_request,
-	TP_PROTO(const char *node, const struct sockaddr_storage *peer,
-		 int conn, u64 id, u8 op, u64 offset, u32 len, u32 status),
-	TP_ARGS(node, peer, conn, id, op, offset, len, status)
+	     TP_PROTO(const char *node, const struct sockaddr_storage *peer,
+		      int conn, u64 id, u8 op, u64 offset, u32 len, u32 status),
+	     TP_ARGS(node, peer, conn, id, op, offset, len, status)
 );
 
 /* Its reply, all of it handed to TCP. */
 DEFINE_EVENT(dst_srv_class, dst_srv_reply,
-	TP_PROTO(const char *node, const struct sockaddr_storage *peer,
-		 int conn, u64 id, u8 op, u64 offset, u32 len, u32 status),
-	TP_ARGS(node, peer, conn, id, op, offset, len, status)
+	     TP_PROTO(const char *node, const struct sockaddr_storage *peer,
+		      int conn, u64 id, u8 op, u64 offset, u32 len, u32 status),
+	     TP_ARGS(node, peer, conn, id, op, offset, len, status)
 );
 
 /*
@@ -245,28 +225,24 @@ DEFINE_EVENT(dst_srv_class, dst_srv_reply,
  * @fenced older connections; @drained: their I/O finished in time.
  */
 TRACE_EVENT(dst_fence,
-	TP_PROTO(const char *node, const struct sockaddr_storage *peer,
-		 int conn, u64 session, u32 fenced, bool drained),
-	TP_ARGS(node, peer, conn, session, fenced, drained),
-	TP_STRUCT__entry(
-		__string(node, node)
-		__array(u8, peer, sizeof(struct sockaddr_in6))
-		__field(int, conn)
-		__field(u64, session)
-		__field(u32, fenced)
-		__field(bool, drained)
-	),
-	TP_fast_assign(
-		__assign_str(node, node);
-		memcpy(__entry->peer, peer, sizeof(struct sockaddr_in6));
-		__entry->conn = conn;
-		__entry->session = session;
-		__entry->fenced = fenced;
-		__entry->drained = drained;
-	),
-	TP_printk("node=%s peer=%pISpc conn=%d session=%#llx fenced=%u drained=%d",
-		  __get_str(node), __entry->peer, __entry->conn,
-		  __entry->session, __entry->fenced, __entry->drained)
+	    TP_PROTO(const char *node, const struct sockaddr_storage *peer,
+		     int conn, u64 session, u32 fenced, bool drained),
+	    TP_ARGS(node, peer, conn, session, fenced, drained),
+	    TP_STRUCT__entry(__string(node, node)
+			     __array(u8, peer, sizeof(struct sockaddr_in6))
+			     __field(int, conn)
+			     __field(u64, session)
+			     __field(u32, fenced)
+			     __field(bool, drained)),
+	    TP_fast_assign(__assign_str(node, node);
+			   memcpy(__entry->peer, peer, sizeof(struct sockaddr_in6));
+			   __entry->conn = conn;
+			   __entry->session = session;
+			   __entry->fenced = fenced;
+			   __entry->drained = drained;),
+	    TP_printk("node=%s peer=%pISpc conn=%d session=%#llx fenced=%u drained=%d",
+		      __get_str(node), __entry->peer, __entry->conn,
+		      __entry->session, __entry->fenced, __entry->drained)
 );
 
 #endif /* _DST_TRACE_H */

@@ -42,6 +42,7 @@
  * whose pages are still being written.
  */
 #include <linux/blk-mq.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "dst.h"
@@ -302,4 +303,59 @@ unsigned int dst_trans_fail_orphans(struct blk_mq_tag_set *set, int conn)
 unsigned int dst_trans_count(struct blk_mq_tag_set *set)
 {
 	return dst_trans_iter(set, -1, DST_IT_COUNT);
+}
+
+/* The DST_CMD_* bits, by number, as debugfs shows them. */
+static const char *const dst_cmd_state_names[] = {
+	"inflight", "orphan", "resending", "answered", "sending",
+	"receiving", "expired",
+};
+
+static bool dst_trans_show_one(struct request *rq, void *data)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	struct seq_file *m = data;
+	unsigned long flags, start;
+	unsigned int retries, i;
+	u32 epoch;
+	bool sep = false;
+	int conn;
+	u64 id;
+	u8 op;
+
+	spin_lock_bh(&cmd->lock);
+	flags = cmd->flags;
+	start = cmd->start;
+	retries = cmd->retries;
+	conn = cmd->conn;
+	epoch = cmd->epoch;
+	id = cmd->id;
+	op = cmd->op;
+	spin_unlock_bh(&cmd->lock);
+
+	seq_printf(m, "queue %u tag %u id %#llx op %s offset %llu len %u conn %d epoch %u retries %u age_ms %u state ",
+		   blk_mq_unique_tag_to_hwq(blk_mq_unique_tag(rq)), rq->tag,
+		   conn < 0 ? 0 : id,
+		   conn < 0 ? "-" : dst_cmd_name(op),
+		   (u64)blk_rq_pos(rq) << SECTOR_SHIFT, blk_rq_bytes(rq), conn,
+		   epoch, retries, jiffies_to_msecs(jiffies - start));
+	for (i = 0; i < ARRAY_SIZE(dst_cmd_state_names); i++) {
+		if (!(flags & BIT(i)))
+			continue;
+		seq_printf(m, "%s%s", sep ? "," : "", dst_cmd_state_names[i]);
+		sep = true;
+	}
+	/* Started, and not (or no longer) on any connection. */
+	seq_puts(m, sep ? "\n" : "queued\n");
+	return true;
+}
+
+/*
+ * debugfs's "inflight": one line per request blk-mq has started and not
+ * ended, with where it was sent, how long ago it first was, and its
+ * state bits.  Only a snapshot: each request is read under its lock.
+ */
+void dst_trans_show(struct seq_file *m, struct blk_mq_tag_set *set)
+{
+	blk_mq_tagset_busy_iter(set, dst_trans_show_one, m);
 }

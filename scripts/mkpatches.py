@@ -41,6 +41,7 @@ DOCS = [  # docs/ file, its title in the guide
     ("udev", "Device names"),
     ("root-on-dst", "Root file system on DST"),
     ("connector", "The connector interface of 2008"),
+    ("debugging", "Tracepoints and debugfs"),
 ]
 DATE = "December 2026"
 KVER = "6.1"
@@ -409,6 +410,15 @@ interfaces (configfs, the connector) only parse and call it.  sysfs.c
 shows each node's name, role, state and statistics on the bus, so udev
 can name disks after their node.""",
          src("dst.h", "core.c", "sysfs.c")),
+        ("dst: tracepoints and debugfs",
+         """What an operator debugs a network block device with, before the code
+that fires it: tracepoints (events/dst/) for a request sent, its reply,
+a resend, a timeout, a connection going down and coming back, each
+reconnect attempt, and on the export a request read, its reply sent and
+a fence, with the node, connection, id, operation, offset and length;
+and a debugfs directory per running node listing the transactions in
+flight with their age and state, and each connection's state.""",
+         src("trace.h", "trace.c", "debugfs.c")),
         ("dst: the wire format and the sockets",
          """proto.c is the only file that knows byte order: it encodes and decodes
 frames and checks every field that comes from the network before the
