@@ -2,7 +2,9 @@
 # vm: mem=256 disk=1280
 # Forward progress under memory pressure: a guest with 256 MiB of RAM
 # writes three times its memory through the page cache to ext4 on DST,
-# whose export (in the same guest) is a virtio disk.  Writeback of the
+# whose export (in the same guest) is a virtio disk.  (A debug kernel's
+# guest gets 192 MiB more for the kernel's own tables -- tests/vm/run --
+# and still has less than half of what is written.)  Writeback of the
 # dirty pages is what frees memory, and it goes through DST both ways:
 # any allocation on the I/O path that waits for reclaim deadlocks here.
 # The runner fails the guest on a hung-task warning.
@@ -24,7 +26,8 @@ teardown() {
 }
 
 @test "768 MiB through the page cache to ext4 on DST in a 256 MiB guest" {
-	[ "$(awk '/MemTotal/ { print $2 }' /proc/meminfo)" -le $((256 * 1024)) ]
+	# What is written is at least twice what the kernel has to cache it.
+	[ "$(awk '/MemTotal/ { print $2 }' /proc/meminfo)" -le $((384 * 1024)) ]
 	dst_export e1 /dev/vda "$SRV"
 	dst_attach r1 "$SRV" export=e1 connections=2
 	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$DST_DEV"

@@ -8,11 +8,14 @@
 # allocation) the writing task reaches fails, for N = 1, 2, ... 64,
 # then in steps of N/16, until an enable succeeds without reaching N.
 # (Every point one by one would be thousands of tries on some paths:
-# the reserve mempools alone are hundreds of allocations in a row.)  Every failed try must return an errno, leave the node disabled and
-# as configured, and the next try must work; kmemleak, scanned by the
-# guest after rmmod dst, finds whatever an error path leaked.  Then the
-# backing device fails requests (fail_make_request) and the disk loses
-# completions (fail_io_timeout).
+# the reserve mempools alone are hundreds of allocations in a row.)
+# Every failed try must return an errno, leave the node disabled and as
+# configured, and the next try must work; kmemleak, scanned by the
+# guest after rmmod dst, finds whatever an error path leaked.  Work done
+# in workqueues (the server's handshake, reconnections), which fail-nth
+# cannot follow, fails through fail_function on the functions DST marks
+# for it.  Then the backing device fails requests (fail_make_request)
+# and the disk loses completions (fail_io_timeout).
 
 load ../bats/helpers
 
@@ -36,6 +39,8 @@ setup() {
 }
 
 teardown() {
+	echo 0 > "$FI/fail_function/probability" 2>/dev/null || true
+	echo > "$FI/fail_function/inject" 2>/dev/null || true
 	echo 0 > "$FI/fail_make_request/probability" 2>/dev/null || true
 	echo 0 > "$FI/fail_io_timeout/probability" 2>/dev/null || true
 	dst_teardown
@@ -172,4 +177,107 @@ attach_every_failure() {
 	[ "$status" -ne 124 ]
 	echo 0 > "/sys/block/$blk/io-timeout-fail"
 	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
+}
+
+# fail_fn FUNC TIMES [SPACE]: DST's FUNC (one marked ALLOW_ERROR_INJECTION)
+# returns -ENOMEM without running, TIMES times, once SPACE - 1 calls
+# have passed (fail_function: a call passes while "space" exceeds 1).
+# These paths run in workqueues, where fail-nth cannot reach.
+fail_fn() {
+	# A function already listed cannot be added again (EBUSY): start
+	# from an empty list.
+	echo > "$FI/fail_function/inject"
+	echo "$1" > "$FI/fail_function/inject"
+	printf %#x -12 > "$FI/fail_function/$1/retval"
+	echo 0 > "$FI/fail_function/verbose"
+	echo "${3:-0}" > "$FI/fail_function/space"
+	echo "$2" > "$FI/fail_function/times"
+	echo 100 > "$FI/fail_function/probability"
+}
+
+fail_fn_off() {
+	echo 0 > "$FI/fail_function/probability"
+	echo > "$FI/fail_function/inject"
+}
+
+# stat_is_zero KEY: the export's stats KEY is 0.
+stat_is_zero() {
+	[ "$(stat_of "$DST_CFS/exports/e1" "$1")" = 0 ]
+}
+
+# r1_try [ATTR=VALUE...]: a fresh remote r1 of e1 ($SRV) tries to
+# attach; R1 is then OK or the errno.  A failed r1 must be disabled,
+# and is removed again.
+r1_try() {
+	local d=$DST_CFS/remotes/r1 kv
+	mkdir "$d"
+	echo "$SRV" > "$d/addr"
+	echo e1 > "$d/export"
+	for kv in "$@"; do
+		echo "${kv#*=}" > "$d/${kv%%=*}"
+	done
+	R1=$(cfs_errno "$d/enable" 1 dst-cli)
+	if [ "$R1" != OK ]; then
+		state_is "$d" disabled
+		rmdir "$d"
+	fi
+}
+
+@test "a server handshake that fails (fail_function) drops that client only; the next one attaches" {
+	dst_export e1 /dev/ram0 "$SRV"
+	fail_fn dst_sconn_handshake 2
+	r1_try
+	[ "$R1" != OK ]
+	r1_try
+	[ "$R1" != OK ]
+	fail_fn_off
+	r1_try
+	[ "$R1" = OK ]
+	DST_DEV=/dev/$(cut -d' ' -f1 "$DST_CFS/remotes/r1/device")
+	wait_for 20 test -b "$DST_DEV"
+	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
+	wait_for 20 stat_is_zero handshakes
+}
+
+@test "keyed session setup that fails on either side unwinds; the next attach works" {
+	local k=(key=00112233445566778899aabbccddeeff hash='hmac(sha256)' cipher='gcm(aes)')
+	dst_export e1 /dev/ram0 "$SRV" "${k[@]}"
+	# The client sets its session up first, after the server's proof ...
+	fail_fn dst_crypto_session 1
+	r1_try "${k[@]}"
+	[ "$R1" != OK ]
+	klog | grep -q 'r1: cannot set up hmac(sha256) + gcm(aes): -12'
+	# ... and the server after the client's: one call passes, then.
+	fail_fn dst_crypto_session 1 2
+	r1_try "${k[@]}"
+	[ "$R1" != OK ]
+	klog | grep -q 'e1: 10.99.0.2:[0-9]*: cannot set up the session keys: -12'
+	fail_fn_off
+	r1_try "${k[@]}"
+	[ "$R1" = OK ]
+	DST_DEV=/dev/$(cut -d' ' -f1 "$DST_CFS/remotes/r1/device")
+	wait_for 20 test -b "$DST_DEV"
+	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
+}
+
+@test "reconnection goes on through failed handshakes (keyed); held writes land" {
+	local k=(key=00112233445566778899aabbccddeeff hash='hmac(sha256)' cipher='gcm(aes)')
+	dst_export e1 /dev/ram0 "$SRV" "${k[@]}"
+	dst_attach r1 "$SRV" export=e1 reconnect_delay_ms=100 "${k[@]}"
+	local r=$DST_CFS/remotes/r1
+	pattern_file "$BATS_TEST_TMPDIR/p" 2 held
+	fail_fn dst_rconn_handshake 3
+	in_ns dst-cli ss -tnK 'dport = :7000' > /dev/null
+	wait_for 30 state_is "$r" reconnecting
+	# Issued while there is no connection: held, then sent.
+	dd if="$BATS_TEST_TMPDIR/p" of="$DST_DEV" bs=1M seek=2 oflag=direct \
+		status=none &
+	local dd=$!
+	wait_for 60 state_is "$r" running
+	wait "$dd"
+	[ "$(cat "$FI/fail_function/times")" = 0 ]
+	stat_at_least "$r" reconnects 1
+	[ "$(stat_of "$r" errors)" = 0 ]
+	[ "$(checksum /dev/ram0 $((2 << 20)) $((2 << 20)))" = \
+	  "$(digest < "$BATS_TEST_TMPDIR/p")" ]
 }
