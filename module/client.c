@@ -740,6 +740,7 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	bool resend = false, requeue = false, answered, more;
 	struct dst_msg m = { };
 	struct {
+		u64 id;
 		u32 gen;
 		int conn;
 		u32 epoch, seq;
@@ -830,6 +831,7 @@ send:
 		return BLK_STS_OK;
 	}
 	clear_bit(DST_CMD_RESENDING, &cmd->flags);
+	was.id = cmd->id;
 	was.gen = cmd->gen;
 	was.conn = cmd->conn;
 	was.epoch = cmd->epoch;
@@ -862,7 +864,7 @@ send:
 	WRITE_ONCE(conn->corked, more);
 	/* Before the frame: its reply may be traced before the send returns. */
 	trace_dst_send(dst_rem_name(rem), conn->idx, m.id, m.cmd, m.offset,
-		       m.len, cmd->retries, 0);
+		       m.len, cmd->retries, was.conn >= 0);
 	err = dst_frame_prepare(conn, &conn->tx, rq, &m, more ? MSG_MORE : 0,
 				0);
 	if (!err)
@@ -886,6 +888,7 @@ send:
 	if (requeue && !answered) {
 		/* Nothing of this copy went out: as it was before. */
 		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
+		cmd->id = was.id;
 		cmd->gen = was.gen;
 		cmd->conn = was.conn;
 		cmd->epoch = was.epoch;
@@ -974,7 +977,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	enum { HOLD, RESEND, EXPIRE, TIMEOUT, FAIL } what = HOLD;
 	bool expired;
 	unsigned int tries;
-	int conn = 0;
+	int conn;
 	u64 id;
 
 	spin_lock_bh(&cmd->lock);

@@ -1470,9 +1470,6 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 				   node->name, &conn->peer, why, m.cmd, m.len, m.offset);
 		return ret;
 	}
-	/* Status: what it is refused with, if it is (its reply says so). */
-	trace_dst_srv_request(node->name, &conn->peer, conn->slot, m.id, m.cmd,
-			      m.offset, m.len, ret);
 	/* Under session keys nothing is done with a frame before its tag. */
 	if (conn->crypto) {
 		int err;
@@ -1488,6 +1485,9 @@ static int __dst_sconn_recv_request(struct dst_sconn *conn,
 		if (m.cmd == DST_CMD_BYE)
 			return 1;
 	}
+	/* Status: what it is refused with, if it is (its reply says so). */
+	trace_dst_srv_request(node->name, &conn->peer, conn->slot, m.id, m.cmd,
+			      m.offset, m.len, ret);
 	if (!ret && m.cmd != DST_CMD_PING) {
 		ret = dst_sconn_resend(conn, &m, io);
 		if (ret) {
@@ -2261,7 +2261,9 @@ static void dst_show_io(struct seq_file *m, const struct dst_sconn *conn,
 
 /*
  * Requests read and not answered: with the backing device ("submitted",
- * the pending hash) or their reply waiting to be sent ("replying").
+ * the pending hash) or their reply waiting to be sent ("replying").  A
+ * WRITE whose data is still being read, and a reply being sent, are in
+ * neither.
  */
 void dst_export_show_inflight(struct dst_node *node, struct seq_file *m)
 {
@@ -2270,14 +2272,27 @@ void dst_export_show_inflight(struct dst_node *node, struct seq_file *m)
 	struct dst_io *io;
 	unsigned int bkt;
 
+	/*
+	 * Formatted with interrupts off (conn->lock is the completions'):
+	 * stop at the first line that does not fit -- seq_read() calls
+	 * again with a buffer twice as large -- rather than format them all.
+	 */
 	mutex_lock(&exp->conns_lock);
 	list_for_each_entry(conn, &exp->conns, entry) {
 		spin_lock_irq(&conn->lock);
-		hash_for_each(conn->pending, bkt, io, hnode)
+		hash_for_each(conn->pending, bkt, io, hnode) {
 			dst_show_io(m, conn, io, "submitted");
-		list_for_each_entry(io, &conn->replies, entry)
+			if (seq_has_overflowed(m))
+				break;
+		}
+		list_for_each_entry(io, &conn->replies, entry) {
+			if (seq_has_overflowed(m))
+				break;
 			dst_show_io(m, conn, io, "replying");
+		}
 		spin_unlock_irq(&conn->lock);
+		if (seq_has_overflowed(m))
+			break;
 	}
 	mutex_unlock(&exp->conns_lock);
 }

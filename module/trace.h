@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * DST tracepoints: the life of a transaction and of a connection, for
- * perf, trace-cmd and tracefs (events/dst/).  docs/tracing.md lists
+ * perf, trace-cmd and tracefs (events/dst/).  docs/debugging.md lists
  * them with their fields.
  *
  * Remote side: a request sent (or resent) on a connection, its reply,
@@ -47,9 +47,9 @@ TRACE_DEFINE_ENUM(DST_CMD_AUTH);
 		{ DST_CMD_AUTH,		"AUTH" })
 
 /*
- * A transaction on the remote side: @retries is how many times it was
- * resent after trans_scan_timeout, @status the server's DST_ST_* (in
- * a reply; 0 otherwise).
+ * A transaction on the remote side: @retries counts its timeouts
+ * (trans_scan_timeout), @status is the server's DST_ST_* in a reply,
+ * 0 otherwise.
  */
 DECLARE_EVENT_CLASS(dst_rq_class,
 		    TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
@@ -77,11 +77,38 @@ DECLARE_EVENT_CLASS(dst_rq_class,
 			      __entry->retries, __entry->status)
 );
 
-/* A request written to connection @conn (a resend: @retries > 0). */
-DEFINE_EVENT(dst_rq_class, dst_send,
-	     TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
-		      u32 len, u32 retries, u32 status),
-	     TP_ARGS(node, conn, id, op, offset, len, retries, status)
+/*
+ * A request handed to connection @conn's socket: traced before its
+ * frame goes out, so its reply is never traced first.  @resend: a copy
+ * of it went out before (a timeout's resend on the same connection, or
+ * an orphan's after a reconnection).  A signal that stops the send
+ * before any byte went requeues the request, which goes out again
+ * under a new id: that first id is never answered.
+ */
+TRACE_EVENT(dst_send,
+	    TP_PROTO(const char *node, int conn, u64 id, u8 op, u64 offset,
+		     u32 len, u32 retries, bool resend),
+	    TP_ARGS(node, conn, id, op, offset, len, retries, resend),
+	    TP_STRUCT__entry(__string(node, node)
+			     __field(int, conn)
+			     __field(u64, id)
+			     __field(u8, op)
+			     __field(u64, offset)
+			     __field(u32, len)
+			     __field(u32, retries)
+			     __field(bool, resend)),
+	    TP_fast_assign(__assign_str(node, node);
+			   __entry->conn = conn;
+			   __entry->id = id;
+			   __entry->op = op;
+			   __entry->offset = offset;
+			   __entry->len = len;
+			   __entry->retries = retries;
+			   __entry->resend = resend;),
+	    TP_printk("node=%s conn=%d id=%#llx op=%s offset=%llu len=%u retries=%u resend=%d",
+		      __get_str(node), __entry->conn, __entry->id,
+		      show_dst_op(__entry->op), __entry->offset, __entry->len,
+		      __entry->retries, __entry->resend)
 );
 
 /* Its reply, read from connection @conn. */

@@ -338,7 +338,8 @@ static bool dst_trans_show_one(struct request *rq, void *data)
 		   conn < 0 ? 0 : id,
 		   conn < 0 ? "-" : dst_cmd_name(op),
 		   (u64)blk_rq_pos(rq) << SECTOR_SHIFT, blk_rq_bytes(rq), conn,
-		   epoch, retries, jiffies_to_msecs(jiffies - start));
+		   conn < 0 ? 0 : epoch, retries,
+		   jiffies_to_msecs(jiffies - start));
 	for (i = 0; i < ARRAY_SIZE(dst_cmd_state_names); i++) {
 		if (!(flags & BIT(i)))
 			continue;
@@ -347,13 +348,16 @@ static bool dst_trans_show_one(struct request *rq, void *data)
 	}
 	/* Started, and not (or no longer) on any connection. */
 	seq_puts(m, sep ? "\n" : "queued\n");
-	return true;
+	/* seq_read() calls again with a larger buffer: no use going on. */
+	return !seq_has_overflowed(m);
 }
 
 /*
  * debugfs's "inflight": one line per request blk-mq has started and not
- * ended, with where it was sent, how long ago it first was, and its
- * state bits.  Only a snapshot: each request is read under its lock.
+ * ended, with where it was sent, how long ago the driver first had it,
+ * and its state bits.  Requests blk-mq holds (requeued for a resend, or
+ * turned away while there is no connection) are not started, and not
+ * listed.  Only a snapshot: each request is read under its lock.
  */
 void dst_trans_show(struct seq_file *m, struct blk_mq_tag_set *set)
 {

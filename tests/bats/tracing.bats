@@ -99,7 +99,7 @@ sreplies = {key(f): f for f in ev.get('dst_srv_reply', [])}
 for s in sends:
     k = key(s)
     assert s['node'] == 'r1' and s['conn'] in ('0', '1'), s
-    assert s['retries'] == '0', s
+    assert s['retries'] == '0' and s['resend'] == '0', s
     r = replies[k]
     assert r['node'] == 'r1' and r['conn'] == s['conn'], (s, r)
     assert r['status'] == '0', r
@@ -127,9 +127,9 @@ EOF
 	echo 0 > "$T/events/dst/enable"
 	logged 'hello 2'
 	local n='node=r1 conn=0' rq='id=0x[0-9a-f]+ op=WRITE offset=12288 len=4096'
-	traced "dst_send: $n $rq retries=0 status=0"
+	traced "dst_send: $n $rq retries=0 resend=0"
 	traced "dst_resend: $n $rq retries=1 status=0"
-	traced "dst_send: $n $rq retries=1 status=0"
+	traced "dst_send: $n $rq retries=1 resend=1"
 	traced "dst_timeout: $n $rq retries=1 drop_conn=1"
 	traced "dst_conn_down: $n epoch=0 err=-?[0-9]+ requests=1"
 	traced "dst_reconnect: $n attempt=1 err=0"
