@@ -120,7 +120,7 @@ check-patches: deps
 	@sh scripts/check-patches.sh
 
 check-packages: module tools deb
-	@sh tests/vm/run -t 1200 tests/packages/packages.bats
+	@sh tests/packages/run -t 1200
 
 clean:
 	-$(MAKE) -C module KVER=$(KVER) KDIR=$(KDIR) clean

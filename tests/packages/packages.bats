@@ -13,9 +13,9 @@
 # tree (for the .debs) mounted in.  Whatever the packages wrote or
 # removed is then in the overlay's upper layer and nowhere else.
 #
-# Not covered: dst.service restoring a configuration at boot needs a
-# guest that boots systemd; here the unit is only checked to be
-# installed, enabled and valid.
+# dst.service restoring a configuration at boot: the suite saves one,
+# and after the job guest-init boots systemd in a copy of the packaged
+# root to restore it (boot/; tests/packages/run reads the verdict).
 #
 # It lives outside tests/bats/ so that make check does not run it: the
 # DKMS build alone takes minutes under TCG and make check is at its
@@ -135,6 +135,45 @@ teardown() {
 		/lib/systemd/system/dst.service ]
 	run in_root systemd-analyze verify --man=no /lib/systemd/system/dst.service
 	assert_success
+}
+
+@test "a configuration saved with the packaged dstctl is handed to systemd to restore at boot" {
+	# What systemd does with it is checked after this job: guest-init
+	# boots systemd as PID 1 in a copy of this root (boot/), where
+	# dst.service restores the configuration and boot/check writes
+	# boot.tap, which tests/packages/run reads.  The kernel and the RAM
+	# disk's contents stay; dst is unloaded in between.
+	local b=/run/dst-boot
+	modprobe brd rd_nr=1 rd_size=16384
+	dd if=/dev/urandom of=/dev/ram0 bs=1M count=16 status=none
+	in_root modprobe dst
+	run in_root dstctl export e1 /dev/ram0 127.0.0.1:7000 --allow 127.0.0.0/8
+	assert_success
+	run in_root dstctl attach r1 127.0.0.1:7000 --export e1
+	assert_success
+	run in_root dstctl save
+	assert_success
+	grep -q '^export e1 ' "$R/etc/dst/dst.conf"
+	grep -q '^remote r1 ' "$R/etc/dst/dst.conf"
+	in_root dstctl detach --all
+	no_nodes
+	rmmod dst
+	# The root to boot: this one as it is now (the next test purges
+	# the packages), plus the test's units and check.
+	mkdir -p "$b"
+	mount -t tmpfs -o mode=0755 tmpfs "$b"
+	cp -a "$U" "$b/upper"
+	mkdir -p "$b/work" "$b/upper/usr/local/lib/dst-test"
+	cp "$DST_TOP/tests/packages/boot/check" "$b/upper/usr/local/lib/dst-test/"
+	dd if=/dev/ram0 bs=1M status=none | sha256sum | cut -d' ' -f1 \
+		> "$b/upper/usr/local/lib/dst-test/expect"
+	cp "$DST_TOP/tests/packages/boot/dst-boot.target" \
+		"$DST_TOP/tests/packages/boot/dst-boot-check.service" \
+		"$b/upper/etc/systemd/system/"
+	echo "$b" > "$DST_RESULTS/boot-root"
+	# The saved file is the administrator's, not the packages': purging
+	# would rightly leave it, and the next test looks for leftovers.
+	rm "$R/etc/dst/dst.conf"
 }
 
 @test "purging both packages removes everything they installed" {
