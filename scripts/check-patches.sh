@@ -140,10 +140,19 @@ for p in "$series"/[0-9][0-9][0-9][0-9]-*.patch; do
 		! grep -q 'modpost: .* undefined!' "$log" || built=0
 		what="dst.ko"
 	elif [ -n "$objs" ]; then
-		echo "# check-patches scratch: compile what the series added so far" > "$scratch"
+		{
+			echo "# check-patches scratch: compile what the series added so far"
+			# As the driver's own Makefile: trace.h includes itself.
+			echo 'CFLAGS_trace.o := -I$(src)'
+		} > "$scratch"
 		touch .dst-scratch
+		# Built as the directory's own (M=), so that it is this
+		# Makefile kbuild reads for them: drivers/block/Makefile
+		# does not name dst/ yet.
 		# shellcheck disable=SC2086
-		make -s -j"$jobs" W=1 $objs >> "$log" 2>&1 || built=0
+		make -s -j"$jobs" W=1 M=drivers/block/dst \
+			$(echo "$objs" | sed 's|drivers/block/dst/||g') >> "$log" 2>&1 ||
+			built=0
 		what=$(echo "$objs" | wc -w)" objects"
 	else
 		what="nothing to compile"
