@@ -106,10 +106,9 @@ every_failure() {
 	[ "$(checksum "$DST_DEV" 0 $((16 << 20)))" = "$BRD_SUM" ]
 }
 
-# attach_every_failure ATTR=VALUE...: a remote r1 of export e1 with
-# those attributes, attached through every_failure, then for real; it
-# must read the export's data.
-attach_every_failure() {
+# r1_make ATTR=VALUE...: a remote r1 of export e1 ($SRV), configured
+# with those attributes and not enabled.
+r1_make() {
 	local d=$DST_CFS/remotes/r1 kv
 	mkdir "$d"
 	echo "$SRV" > "$d/addr"
@@ -117,6 +116,14 @@ attach_every_failure() {
 	for kv in "$@"; do
 		echo "${kv#*=}" > "$d/${kv%%=*}"
 	done
+}
+
+# attach_every_failure ATTR=VALUE...: a remote r1 of export e1 with
+# those attributes, attached through every_failure, then for real; it
+# must read the export's data.
+attach_every_failure() {
+	local d=$DST_CFS/remotes/r1
+	r1_make "$@"
 	every_failure "$d" dst-cli 20000
 	cfs_write "$d/enable" 1 dst-cli
 	DST_DEV=/dev/$(cut -d' ' -f1 "$d/device")
@@ -209,13 +216,8 @@ stat_is_zero() {
 # attach; R1 is then OK or the errno.  A failed r1 must be disabled,
 # and is removed again.
 r1_try() {
-	local d=$DST_CFS/remotes/r1 kv
-	mkdir "$d"
-	echo "$SRV" > "$d/addr"
-	echo e1 > "$d/export"
-	for kv in "$@"; do
-		echo "${kv#*=}" > "$d/${kv%%=*}"
-	done
+	local d=$DST_CFS/remotes/r1
+	r1_make "$@"
 	R1=$(cfs_errno "$d/enable" 1 dst-cli)
 	if [ "$R1" != OK ]; then
 		state_is "$d" disabled
