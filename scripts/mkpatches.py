@@ -445,7 +445,8 @@ before the new one is admitted, so no old copy of a request can land
 after its resend.  What one client can hold is bounded: connections in
 the handshake, time to finish it, requests and bytes pinned until their
 replies are taken.""",
-         src("export.c")),
+         src("export.h", "export.c", "export_conn.c", "export_io.c",
+             "export_reply.c", "export_pages.c")),
         ("dst: the remote node: transactions and the disk",
          """A remote attaches an export as a blk-mq disk with one hardware queue
 per connection.  queue_rq sends in the submitter's context; replies are
@@ -455,7 +456,8 @@ generation and decides who owns it: an unanswered request is resent on
 the same connection, a lost connection's requests wait for the
 reconnection to fence them and are then resent on any connection, and
 with no connection at all I/O is held for fail_timeout_s.""",
-         src("trans.c", "client.c")),
+         src("trans.c", "client.h", "client.c", "client_conn.c",
+             "client_rx.c", "client_node.c")),
         ("dst: configfs and the connector",
          """The control interfaces: /sys/kernel/config/dst/{exports,remotes}/<name>
 directories whose attributes configure a node and enable it, and the

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The remote node's own state, shared by the four files that run it:
+ *
+ *   client_node.c  the node: attach and detach, the link it reports,
+ *                  the detach watchdog, statistics and debugfs listings
+ *   client.c       the disk: blk-mq's queue_rq, sending frames, the
+ *                  request timeout, completion, the tag set and gendisk
+ *   client_conn.c  a connection slot's life: open and handshake, up and
+ *                  down, reconnection with backoff, keepalive, fail timer
+ *   client_rx.c    replies: the softirq fast path and the receive loop
+ *
+ * trans.c owns the transactions these files carry (docs/architecture.md
+ * walks one request through them).
+ */
+#ifndef DST_CLIENT_H
+#define DST_CLIENT_H
+
+#include <linux/blk-mq.h>
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
+
+#include "dst.h"
+
+#define DST_CONNECT_TIMEOUT_MS	10000	/* connect and handshake at enable */
+#define DST_RECONNECT_TIMEOUT_MS 5000	/* ... and for each reconnect attempt */
+#define DST_RECONNECT_MAX_MS	10000	/* backoff cap, unless the delay is more */
+#define DST_DETACH_GRACE_MS	5000	/* without progress, while detaching */
+
+struct dst_remote;
+
+/*
+ * A frame on its way out: what it takes to send it, or the rest of it,
+ * from any context (see dst_rconn_send_rest()).  Sealed once, when it
+ * is set up; the tag and a cipher's pages are the session's until the
+ * next frame is sealed, which cannot happen before this one is out.
+ */
+struct dst_frame {
+	struct dst_wire_hdr hdr;
+	struct request *rq;	/* a WRITE's data: the request's pages */
+	u32 len;		/* data bytes */
+	const u8 *tag;		/* under session keys: sent after the data */
+	bool bounce;		/* a cipher's: data from the session's pages */
+	int last;		/* MSG_MORE: more frames follow */
+	int flags;		/* for every part: MSG_DONTWAIT */
+};
+
+/*
+ * One connection slot = one hardware queue.  The slot outlives its
+ * sockets: each reconnection installs a new one and bumps the epoch.
+ */
+struct dst_rconn {
+	struct dst_remote *rem;
+	int idx;
+	struct mutex tx_lock;	/* one frame at a time; live, epoch, tx */
+	bool live;		/* frames may be sent; cleared by the rx loop */
+	/* The rest of a frame a signal interrupted, sent by tx_work. */
+	struct dst_frame tx;
+	u32 tx_skip;		/* bytes of it already sent */
+	int tx_err;
+	struct work_struct tx_work;
+	struct completion tx_done;
+	bool corked;		/* the last frame went with MSG_MORE */
+	u32 epoch;		/* incarnation, for orphans and resends */
+	struct mutex sock_lock;	/* sock pointer vs. shutdown */
+	struct socket *sock;
+	/* The socket's session keys, or NULL; they come and go with it. */
+	struct dst_crypto *crypto;
+	/* ... and what each session of this slot borrows (keyed only). */
+	struct dst_crypto_buf *cbuf;
+	unsigned long last_rx;	/* jiffies of the last sign of life */
+	u64 ka_progress;	/* TCP progress seen by the keepalive */
+	/* Runs while the socket has input, where it arrives (conn.c). */
+	struct work_struct recv_work;
+	struct dst_sock_watch watch;
+};
+
+struct dst_remote {
+	struct dst_node *node;
+	struct net *net;		/* where the sockets live */
+	struct dst_geometry geo;	/* as the server described it */
+	bool read_only;
+	int index;			/* dstN */
+	u64 session;			/* names us to the server's fence */
+	struct workqueue_struct *wq;	/* rx loops, reconnect, timers */
+	struct blk_mq_tag_set set;
+	struct dst_trans_gens *gens;	/* per tag, see trans.c */
+	struct work_struct scan_work;	/* the partition table, at attach */
+	struct gendisk *disk;
+
+	/* Configuration, fixed while enabled. */
+	unsigned int max_retries;
+	unsigned int ka_ms, reconnect_ms;
+	int fail_s;
+
+	/* The link (docs/resilience.md), under state_lock. */
+	struct mutex state_lock;
+	int nr_live;
+	bool quiesced;			/* no connection: I/O held */
+	bool failfast;			/* none for fail_s: I/O fails */
+	bool stopping;			/* also read lockless */
+
+	struct delayed_work reconnect_work;
+	unsigned int attempt;		/* since the link last went down */
+	struct delayed_work fail_work;
+	struct delayed_work ka_work;
+
+	atomic_long_t completions;	/* progress, for the watchdog */
+	long seen;
+	struct delayed_work watchdog;
+
+	struct dst_io_stats __percpu *stats;
+	atomic64_t reconnects, resends, timeouts;
+
+	int nr_conns;
+	struct dst_rconn conns[];
+};
+
+static inline const char *dst_rem_name(struct dst_remote *rem)
+{
+	return rem->node->name;
+}
+
+/* client.c: the disk and sending */
+int dst_rconn_send_ctl(struct dst_rconn *conn, u8 op, int flags, bool *spent);
+void dst_tx_work(struct work_struct *work);
+int dst_remote_size(struct dst_remote *rem, u64 *size);
+int dst_remote_alloc_disk(struct dst_remote *rem, u64 size);
+void dst_remote_free_disk(struct dst_remote *rem);
+
+/* client_conn.c: connection slots */
+void dst_rconn_kill(struct dst_rconn *conn);
+struct socket *dst_rconn_open(struct dst_remote *rem, struct dst_rconn *conn,
+			      bool first, int timeout_ms,
+			      struct dst_crypto **cryptop);
+void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
+		  struct dst_crypto *crypto);
+void dst_rconn_down(struct dst_rconn *conn, int err);
+void dst_rconn_bye(struct dst_rconn *conn);
+void dst_reconnect_work(struct work_struct *work);
+void dst_fail_work(struct work_struct *work);
+void dst_ka_work(struct work_struct *work);
+
+/* client_rx.c: replies */
+bool dst_rconn_rx_fast(struct dst_sock_watch *w, struct sock *sk);
+void dst_recv_work(struct work_struct *work);
+
+#endif /* DST_CLIENT_H */
