@@ -278,23 +278,6 @@ static void dst_commit_rqs(struct blk_mq_hw_ctx *hctx)
 	mutex_unlock(&conn->tx_lock);
 }
 
-/*
- * A reply for a request being resent got there first (dst_recv_reply()
- * took it, data and all): finish the request instead of sending it.
- * Called with cmd->lock held; true if so.
- */
-static bool dst_cmd_take_answer(struct request *rq)
-{
-	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
-
-	lockdep_assert_held(&cmd->lock);
-	if (!test_and_clear_bit(DST_CMD_ANSWERED, &cmd->flags))
-		return false;
-	clear_bit(DST_CMD_RESENDING, &cmd->flags);
-	blk_mq_complete_request(rq);
-	return true;
-}
-
 static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 				   const struct blk_mq_queue_data *bd)
 {
@@ -303,13 +286,8 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct request *rq = bd->rq;
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	bool resend = false, requeue = false, answered, more;
+	struct dst_trans_copy to, was;
 	struct dst_msg m = { };
-	struct {
-		u64 id;
-		u32 gen;
-		int conn;
-		u32 epoch, seq;
-	} was;
 	blk_status_t ret;
 	u32 start;
 	int err;
@@ -325,17 +303,14 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	/* A requeued request keeps RQF_DONTPREP: its history goes on. */
 	if (!(rq->rq_flags & RQF_DONTPREP)) {
-		cmd->flags = 0;
-		cmd->conn = -1;
-		cmd->retries = 0;
-		cmd->start = jiffies;
+		dst_trans_init(rq);
 		rq->rq_flags |= RQF_DONTPREP;
 		blk_mq_start_request(rq);
 	} else {
 		/* Requeued: its reply may have come meanwhile. */
 		blk_mq_start_request(rq);
 		spin_lock_bh(&cmd->lock);
-		if (dst_cmd_take_answer(rq)) {
+		if (dst_trans_take_answer(rq)) {
 			spin_unlock_bh(&cmd->lock);
 			return BLK_STS_OK;
 		}
@@ -359,14 +334,10 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 				goto send;
 			ret = BLK_STS_OK;
 			spin_lock_bh(&cmd->lock);
-			if (!dst_cmd_take_answer(rq)) {
-				clear_bit(DST_CMD_RESENDING, &cmd->flags);
-				if (READ_ONCE(rem->failfast) ||
-				    READ_ONCE(rem->stopping))
-					ret = BLK_STS_IOERR;
-				else
-					set_bit(DST_CMD_ORPHAN, &cmd->flags);
-			}
+			if (!dst_trans_take_answer(rq) &&
+			    !dst_trans_hold_orphan(rq, READ_ONCE(rem->failfast) ||
+						   READ_ONCE(rem->stopping)))
+				ret = BLK_STS_IOERR;
 			spin_unlock_bh(&cmd->lock);
 			mutex_unlock(&conn->tx_lock);
 			return ret;
@@ -377,7 +348,7 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	conn = dst_pick_conn(rem, hctx->queue_num);
 	if (!conn) {
 		/* Any copy is fenced: no reply can come for it any more. */
-		clear_bit(DST_CMD_RESENDING, &cmd->flags);
+		dst_trans_copy_fenced(rq);
 		/*
 		 * No connection: fail fast once fail_timeout_s has passed,
 		 * else give the request back; the queue is (being) quiesced
@@ -390,29 +361,19 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 send:
 	spin_lock_bh(&cmd->lock);
-	if (dst_cmd_take_answer(rq)) {
+	if (dst_trans_take_answer(rq)) {
 		spin_unlock_bh(&cmd->lock);
 		mutex_unlock(&conn->tx_lock);
 		return BLK_STS_OK;
 	}
-	clear_bit(DST_CMD_RESENDING, &cmd->flags);
-	was.id = cmd->id;
-	was.gen = cmd->gen;
-	was.conn = cmd->conn;
-	was.epoch = cmd->epoch;
-	was.seq = cmd->seq;
-	m.id = dst_trans_start(rem->gens, rq, resend);
-	cmd->id = m.id;
-	cmd->op = m.cmd;
-	cmd->conn = conn->idx;
-	cmd->epoch = conn->epoch;
+	to.conn = conn->idx;
+	to.epoch = conn->epoch;
 	/* Where this frame will end in the byte stream (tx_lock is ours). */
 	start = dst_sock_queued_seq(conn->sock);
-	cmd->seq = start + DST_HDR_SIZE +
-		   (m.cmd == DST_CMD_WRITE ? m.len : 0) +
-		   dst_crypto_tag_len(conn->crypto);
-	set_bit(DST_CMD_INFLIGHT, &cmd->flags);
-	set_bit(DST_CMD_SENDING, &cmd->flags);
+	to.seq = start + DST_HDR_SIZE + (m.cmd == DST_CMD_WRITE ? m.len : 0) +
+		 dst_crypto_tag_len(conn->crypto);
+	m.id = dst_trans_send_begin(rem->gens, rq, resend, &to, &was);
+	cmd->op = m.cmd;
 	spin_unlock_bh(&cmd->lock);
 
 	/*
@@ -448,20 +409,7 @@ send:
 			requeue = true;
 	}
 	spin_lock_bh(&cmd->lock);
-	clear_bit(DST_CMD_SENDING, &cmd->flags);
-	answered = test_and_clear_bit(DST_CMD_ANSWERED, &cmd->flags);
-	if (requeue && !answered) {
-		/* Nothing of this copy went out: as it was before. */
-		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
-		cmd->id = was.id;
-		cmd->gen = was.gen;
-		cmd->conn = was.conn;
-		cmd->epoch = was.epoch;
-		cmd->seq = was.seq;
-		/* An earlier copy on this connection may still answer. */
-		if (resend)
-			set_bit(DST_CMD_RESENDING, &cmd->flags);
-	}
+	answered = dst_trans_send_end(rq, requeue, resend, &was);
 	spin_unlock_bh(&cmd->lock);
 	mutex_unlock(&conn->tx_lock);
 	/* Answered while it was being sent (a fast server): ours to end. */
@@ -550,11 +498,12 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	id = cmd->id;
 	cmd_op = cmd->op;
 	conn = cmd->conn;
-	expired = test_bit(DST_CMD_EXPIRED, &cmd->flags);
-	if (test_bit(DST_CMD_SENDING, &cmd->flags) ||
-	    test_bit(DST_CMD_RECEIVING, &cmd->flags)) {
+	expired = dst_trans_expired(rq);
+	switch (dst_trans_state(rq)) {
+	case DST_TS_BUSY:
 		/* Its pages are being sent or filled: not ours to touch. */
-	} else if (test_bit(DST_CMD_INFLIGHT, &cmd->flags)) {
+		break;
+	case DST_TS_INFLIGHT:
 		/*
 		 * The server has not even received all of it: the network
 		 * is slow, and a copy queued behind it would only be slower.
@@ -566,30 +515,29 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		    dst_sock_acked(rem->conns[cmd->conn].sock, cmd->seq))
 			what = cmd->retries < rem->max_retries ? RESEND :
 								 EXPIRE;
-	} else if (test_bit(DST_CMD_ORPHAN, &cmd->flags)) {
+		break;
+	case DST_TS_ORPHAN:
 		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
 			what = FAIL;
 		else if (!expired && READ_ONCE(rem->nr_live) &&
 			 cmd->retries++ >= rem->max_retries)
 			what = TIMEOUT;
+		break;
+	case DST_TS_IDLE:
+		break;
 	}
 	switch (what) {
 	case HOLD:
 		break;
 	case RESEND:
-		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
-		set_bit(DST_CMD_RESENDING, &cmd->flags);
-		tries = ++cmd->retries;
-		dst_trans_requeue(rq);
+		tries = dst_trans_resend(rq);
 		break;
 	case EXPIRE:
-		set_bit(DST_CMD_EXPIRED, &cmd->flags);
+		dst_trans_expire(rq);
 		break;
 	default:
-		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
-		clear_bit(DST_CMD_ORPHAN, &cmd->flags);
-		cmd->status = what == FAIL ? BLK_STS_IOERR : BLK_STS_TIMEOUT;
-		blk_mq_complete_request(rq);
+		dst_trans_fail_orphan(rq, what == FAIL ? BLK_STS_IOERR :
+							 BLK_STS_TIMEOUT);
 		break;
 	}
 	spin_unlock_bh(&cmd->lock);

@@ -121,29 +121,6 @@ static const char *dst_reply_mismatch(struct dst_rconn *conn,
 }
 
 /*
- * @rq has its answer, data and all.  Returns true if the caller now owns
- * it and must complete it (dst_trans_complete(), after dropping
- * cmd->lock, which is held here).
- */
-static bool dst_reply_answer(struct request *rq, u32 status)
-{
-	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
-
-	if (test_bit(DST_CMD_RESENDING, &cmd->flags) ||
-	    test_bit(DST_CMD_SENDING, &cmd->flags)) {
-		/*
-		 * Requeued to be resent, or a copy is being sent: queue_rq
-		 * finishes it instead, once it no longer needs it.
-		 */
-		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
-		cmd->status = dst_status_to_blk(status);
-		set_bit(DST_CMD_ANSWERED, &cmd->flags);
-		return false;
-	}
-	return dst_trans_take(rq, dst_status_to_blk(status));
-}
-
-/*
  * One reply, by the receive loop.  Returns 0 to go on, or an error that
  * ends the connection: the socket failed, or the server sent something
  * no correct server sends (logged once, with the reason).
@@ -155,6 +132,7 @@ static int dst_recv_reply(struct dst_rconn *conn)
 	struct dst_wire_hdr hdr;
 	const char *why = NULL;
 	bool data, done, awaited;
+	blk_status_t st;
 	unsigned int retries;
 	struct request *rq;
 	struct dst_cmd *cmd;
@@ -172,6 +150,7 @@ static int dst_recv_reply(struct dst_rconn *conn)
 		why = "not a reply";
 		goto proto;
 	}
+	st = dst_status_to_blk(m.status);
 	data = m.cmd == (DST_CMD_READ | DST_CMD_REPLY) && m.status == DST_ST_OK;
 	/* A frame without data is checked before anything is done with it. */
 	if (c && !data) {
@@ -209,9 +188,9 @@ static int dst_recv_reply(struct dst_rconn *conn)
 	 * id once.
 	 */
 	if (awaited && !why && data)
-		set_bit(DST_CMD_RECEIVING, &cmd->flags);
+		dst_trans_receive_begin(rq);
 	/* Ours once taken: completed without holding up the next user. */
-	done = awaited && !why && !data && dst_reply_answer(rq, m.status);
+	done = awaited && !why && !data && dst_trans_answer(rq, st);
 	spin_unlock_bh(&cmd->lock);
 	if (!awaited)
 		goto stale;
@@ -225,8 +204,8 @@ static int dst_recv_reply(struct dst_rconn *conn)
 		if (!err && c)
 			err = dst_rconn_open_frame(conn, &hdr, rq);
 		spin_lock_bh(&cmd->lock);
-		clear_bit(DST_CMD_RECEIVING, &cmd->flags);
-		done = !err && dst_reply_answer(rq, m.status);
+		dst_trans_receive_end(rq);
+		done = !err && dst_trans_answer(rq, st);
 		spin_unlock_bh(&cmd->lock);
 		if (err)
 			return err;
@@ -315,7 +294,7 @@ static int dst_rconn_rx_fast_one(struct dst_rconn *conn, struct sock *sk)
 	spin_lock_bh(&cmd->lock);
 	ret = -1;
 	if (dst_trans_awaited(rq, m.id) && !dst_reply_mismatch(conn, rq, &m) &&
-	    !test_bit(DST_CMD_RECEIVING, &cmd->flags)) {
+	    !dst_trans_receiving(rq)) {
 		/*
 		 * Every byte is there, so the read cannot come up short;
 		 * if it did, the stream would be out of step and the loop
@@ -329,7 +308,8 @@ static int dst_rconn_rx_fast_one(struct dst_rconn *conn, struct sock *sk)
 			trace_dst_reply(dst_rem_name(rem), conn->idx, m.id,
 					m.cmd & ~DST_CMD_REPLY, m.offset,
 					m.len, cmd->retries, m.status);
-			done = dst_reply_answer(rq, m.status);
+			done = dst_trans_answer(rq,
+						dst_status_to_blk(m.status));
 			ret = 1;
 		}
 	}

@@ -577,11 +577,6 @@ int dst_sock_send_nowait(struct socket *sock, const void *buf,
 	return ret ?: -EAGAIN;
 }
 
-int dst_sock_recv_bvec(struct socket *sock, const struct bio_vec *bv)
-{
-	return dst_sock_recv_bvecs(sock, bv, 1, bv->bv_len, 0);
-}
-
 /*
  * Receive @len bytes into @nr bio_vecs starting @offset bytes into the
  * first: a whole bio (or a server request's pages) in one call instead of

@@ -393,7 +393,6 @@ void dst_sock_unwatch_rx(struct socket *sock, struct dst_sock_watch *w);
 void dst_sock_watch_tx(struct socket *sock, struct dst_sock_watch *w,
 		       struct workqueue_struct *wq, struct work_struct *work);
 int dst_sock_recv(struct socket *sock, void *buf, size_t len);
-int dst_sock_recv_bvec(struct socket *sock, const struct bio_vec *bv);
 int dst_sock_recv_bvecs(struct socket *sock, const struct bio_vec *bv,
 			unsigned int nr, size_t len, size_t offset);
 int dst_sock_discard(struct socket *sock, size_t len);
@@ -416,27 +415,49 @@ struct dst_cmd {
 	unsigned int retries;	/* timeouts so far */
 };
 
-#define DST_CMD_INFLIGHT	0	/* sent, reply awaited; owner completes */
-#define DST_CMD_ORPHAN		1	/* its connection died; awaits the fence */
-#define DST_CMD_RESENDING	2	/* timed out, requeued to be sent again */
-#define DST_CMD_ANSWERED	3	/* ... and its reply came meanwhile */
-#define DST_CMD_SENDING		4	/* queue_rq is still reading its pages */
-#define DST_CMD_RECEIVING	5	/* its reply's data is being written */
-#define DST_CMD_EXPIRED		6	/* out of retries: fails once fenced */
+/* Where a copy of a transaction went: queue_rq takes it back if unsent. */
+struct dst_trans_copy {
+	u64 id;
+	u32 gen;
+	int conn;
+	u32 epoch, seq;
+};
+
+/* What the timeout handler finds (dst_trans_state()). */
+enum dst_trans_state {
+	DST_TS_IDLE,		/* not on any connection */
+	DST_TS_BUSY,		/* its pages are being sent or filled */
+	DST_TS_INFLIGHT,	/* sent, its reply awaited */
+	DST_TS_ORPHAN,		/* its connection died: awaits the fence */
+};
 
 struct dst_trans_gens;
 struct dst_trans_gens *dst_trans_gens_alloc(unsigned int nr_hw_queues,
 					    unsigned int depth);
 void dst_trans_gens_free(struct dst_trans_gens *g);
-u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
-		    bool resend);
 u32 dst_trans_key(u64 id, u32 *gen);
 struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 			       const char **why);
 bool dst_trans_awaited(struct request *rq, u64 id);
-bool dst_trans_take(struct request *rq, blk_status_t status);
+void dst_trans_init(struct request *rq);
+bool dst_trans_take_answer(struct request *rq);
+bool dst_trans_hold_orphan(struct request *rq, bool fail);
+void dst_trans_copy_fenced(struct request *rq);
+u64 dst_trans_send_begin(struct dst_trans_gens *g, struct request *rq,
+			 bool resend, const struct dst_trans_copy *to,
+			 struct dst_trans_copy *was);
+bool dst_trans_send_end(struct request *rq, bool unsent, bool resend,
+			const struct dst_trans_copy *was);
+void dst_trans_receive_begin(struct request *rq);
+void dst_trans_receive_end(struct request *rq);
+bool dst_trans_receiving(struct request *rq);
+bool dst_trans_answer(struct request *rq, blk_status_t status);
+enum dst_trans_state dst_trans_state(struct request *rq);
+bool dst_trans_expired(struct request *rq);
+unsigned int dst_trans_resend(struct request *rq);
+void dst_trans_expire(struct request *rq);
+void dst_trans_fail_orphan(struct request *rq, blk_status_t status);
 void dst_trans_complete(struct request *rq);
-void dst_trans_requeue(struct request *rq);
 unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_resend_orphans(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_fail_orphans(struct blk_mq_tag_set *set, int conn);

@@ -50,6 +50,34 @@
 #define DST_ID_GEN_SHIFT	32
 
 /*
+ * cmd->flags, the state above, changed only here and only under
+ * cmd->lock: the rest of the driver calls the transitions below.
+ */
+#define DST_CMD_INFLIGHT	0	/* sent, reply awaited; owner completes */
+#define DST_CMD_ORPHAN		1	/* its connection died; awaits the fence */
+#define DST_CMD_RESENDING	2	/* timed out, requeued to be sent again */
+#define DST_CMD_ANSWERED	3	/* ... and its reply came meanwhile */
+#define DST_CMD_SENDING		4	/* queue_rq is still reading its pages */
+#define DST_CMD_RECEIVING	5	/* its reply's data is being written */
+#define DST_CMD_EXPIRED		6	/* out of retries: fails once fenced */
+
+#define DST_F(bit)		BIT(DST_CMD_##bit)
+
+/*
+ * Each transition states the bits it expects set and clear.  Any other
+ * state means the ownership rules are broken -- a request could be
+ * completed twice, or while its pages are in use -- so it warns (a
+ * failed test, under make check's splat check) and carries on.
+ */
+static void dst_trans_expect(struct dst_cmd *cmd, unsigned long set,
+			     unsigned long clear, const char *what)
+{
+	lockdep_assert_held(&cmd->lock);
+	WARN_ONCE((cmd->flags & set) != set || (cmd->flags & clear),
+		  "dst: %s: transaction in state %#lx\n", what, cmd->flags);
+}
+
+/*
  * Generations belong to the tag, not to the request: blk-mq's flush
  * machinery sends a request of its own under the tag of the request it
  * flushes for, and two requests must never show the server the same
@@ -81,8 +109,8 @@ void dst_trans_gens_free(struct dst_trans_gens *g)
  * connection that has the first copy keeps the id, so the server can
  * tell it is the same transaction; anything else is a new generation.
  */
-u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
-		    bool resend)
+static u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
+			   bool resend)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	u32 *gen = &g->gen[rq->mq_hctx->queue_num * g->depth + rq->tag];
@@ -100,6 +128,83 @@ u64 dst_trans_start(struct dst_trans_gens *g, struct request *rq,
 	}
 	cmd->status = BLK_STS_OK;
 	return ((u64)cmd->gen << DST_ID_GEN_SHIFT) | blk_mq_unique_tag(rq);
+}
+
+/*
+ * A request blk-mq dispatches for the first time: no history yet.  A
+ * requeued one keeps RQF_DONTPREP, and its state goes on.
+ */
+void dst_trans_init(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	cmd->flags = 0;
+	cmd->conn = -1;
+	cmd->retries = 0;
+	cmd->start = jiffies;
+}
+
+/*
+ * queue_rq is about to send a copy of @rq on connection @to->conn, its
+ * frame ending at TCP sequence @to->seq: the transaction goes INFLIGHT
+ * and SENDING, under a new id unless it is a @resend on the connection
+ * that has the first copy.  @was keeps where the last copy went, for
+ * dst_trans_send_end().  Returns the id.  Called with cmd->lock held.
+ */
+u64 dst_trans_send_begin(struct dst_trans_gens *g, struct request *rq,
+			 bool resend, const struct dst_trans_copy *to,
+			 struct dst_trans_copy *was)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	dst_trans_expect(cmd, 0, DST_F(INFLIGHT) | DST_F(ORPHAN) |
+			 DST_F(SENDING) | DST_F(ANSWERED) | DST_F(EXPIRED),
+			 "send");
+	was->id = cmd->id;
+	was->gen = cmd->gen;
+	was->conn = cmd->conn;
+	was->epoch = cmd->epoch;
+	was->seq = cmd->seq;
+	clear_bit(DST_CMD_RESENDING, &cmd->flags);
+	cmd->id = dst_trans_start(g, rq, resend);
+	cmd->conn = to->conn;
+	cmd->epoch = to->epoch;
+	cmd->seq = to->seq;
+	set_bit(DST_CMD_INFLIGHT, &cmd->flags);
+	set_bit(DST_CMD_SENDING, &cmd->flags);
+	return cmd->id;
+}
+
+/*
+ * The send is over: @rq's pages are no longer read.  A reply that came
+ * meanwhile (ANSWERED) makes the caller its owner: true, and the caller
+ * completes it with dst_trans_complete() once cmd->lock is dropped.
+ * Otherwise, if nothing of the frame went out (@unsent: a signal), the
+ * transaction is as it was before dst_trans_send_begin(), and blk-mq
+ * sends it again later.  Called with cmd->lock held.
+ */
+bool dst_trans_send_end(struct request *rq, bool unsent, bool resend,
+			const struct dst_trans_copy *was)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	dst_trans_expect(cmd, DST_F(SENDING), DST_F(ORPHAN), "end of send");
+	clear_bit(DST_CMD_SENDING, &cmd->flags);
+	if (test_and_clear_bit(DST_CMD_ANSWERED, &cmd->flags))
+		return true;
+	if (unsent) {
+		dst_trans_expect(cmd, DST_F(INFLIGHT), 0, "unsent");
+		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
+		cmd->id = was->id;
+		cmd->gen = was->gen;
+		cmd->conn = was->conn;
+		cmd->epoch = was->epoch;
+		cmd->seq = was->seq;
+		/* An earlier copy on this connection may still answer. */
+		if (resend)
+			set_bit(DST_CMD_RESENDING, &cmd->flags);
+	}
+	return false;
 }
 
 /* The tag part of an id (unique tag: hardware queue, tag) and its generation. */
@@ -143,7 +248,9 @@ struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 
 /*
  * Whether @rq awaits the reply with @id: the same generation, and
- * DST_CMD_INFLIGHT or DST_CMD_RESENDING set.  Not
+ * INFLIGHT, or RESENDING with no answer yet (a server that repeats a
+ * reply must not have its data written into a request being completed).
+ * Not
  * blk_mq_request_started(): a request the timeout handler has requeued
  * to be resent is idle to blk-mq until queue_rq starts it again, yet the
  * reply to its first copy is the only one the server will ever send (it
@@ -156,7 +263,22 @@ bool dst_trans_awaited(struct request *rq, u64 id)
 	lockdep_assert_held(&cmd->lock);
 	return cmd->gen == DST_ID_GEN(id) &&
 	       (test_bit(DST_CMD_INFLIGHT, &cmd->flags) ||
-		test_bit(DST_CMD_RESENDING, &cmd->flags));
+		(test_bit(DST_CMD_RESENDING, &cmd->flags) &&
+		 !test_bit(DST_CMD_ANSWERED, &cmd->flags)));
+}
+
+/*
+ * Hand a request its owner took out of INFLIGHT or ORPHAN back to blk-mq
+ * to be sent again (the completion handler requeues it).  Called with
+ * cmd->lock held.
+ */
+static void dst_trans_requeue(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	lockdep_assert_held(&cmd->lock);
+	cmd->requeue = true;
+	blk_mq_complete_request(rq);
 }
 
 /*
@@ -165,7 +287,7 @@ bool dst_trans_awaited(struct request *rq, u64 id)
  * once it has dropped cmd->lock.  Returns false when someone else took
  * it first.  Called with cmd->lock held.
  */
-bool dst_trans_take(struct request *rq, blk_status_t status)
+static bool dst_trans_take(struct request *rq, blk_status_t status)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
@@ -177,8 +299,184 @@ bool dst_trans_take(struct request *rq, blk_status_t status)
 }
 
 /*
- * Complete a request its caller owns (dst_trans_take(), or a reply that
- * came while queue_rq was still sending): from the receive loop or
+ * @rq has its reply, data and all, with @status.  Returns true if the
+ * caller now owns it and must complete it (dst_trans_complete(), after
+ * dropping cmd->lock).  A request requeued to be resent, or one whose
+ * copy is being sent, is only marked ANSWERED: queue_rq finishes it
+ * once it no longer needs it.  Called with cmd->lock held.
+ */
+bool dst_trans_answer(struct request *rq, blk_status_t status)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	dst_trans_expect(cmd, 0, DST_F(RECEIVING) | DST_F(ANSWERED), "answer");
+	if (test_bit(DST_CMD_RESENDING, &cmd->flags) ||
+	    test_bit(DST_CMD_SENDING, &cmd->flags)) {
+		clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
+		cmd->status = status;
+		set_bit(DST_CMD_ANSWERED, &cmd->flags);
+		return false;
+	}
+	return dst_trans_take(rq, status);
+}
+
+/*
+ * queue_rq, before it sends: if a reply came while @rq waited to be
+ * sent again (ANSWERED), the request is finished instead.  Returns true
+ * if so.  Called with cmd->lock held.
+ */
+bool dst_trans_take_answer(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	lockdep_assert_held(&cmd->lock);
+	if (!test_bit(DST_CMD_ANSWERED, &cmd->flags))
+		return false;
+	dst_trans_expect(cmd, 0, DST_F(INFLIGHT) | DST_F(SENDING) |
+			 DST_F(RECEIVING), "take answer");
+	clear_bit(DST_CMD_ANSWERED, &cmd->flags);
+	clear_bit(DST_CMD_RESENDING, &cmd->flags);
+	blk_mq_complete_request(rq);
+	return true;
+}
+
+/*
+ * queue_rq found @rq's last copy on a connection that is down and not
+ * replaced yet: no other copy may go out before the server has fenced
+ * that one.  Hold it as an orphan, which dst_trans_resend_orphans()
+ * sends again; or, if the node gives up (@fail), return false for the
+ * caller to fail it.  Called with cmd->lock held.
+ */
+bool dst_trans_hold_orphan(struct request *rq, bool fail)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	dst_trans_expect(cmd, 0, DST_F(INFLIGHT) | DST_F(ORPHAN) |
+			 DST_F(SENDING) | DST_F(ANSWERED), "hold");
+	clear_bit(DST_CMD_RESENDING, &cmd->flags);
+	if (fail)
+		return false;
+	set_bit(DST_CMD_ORPHAN, &cmd->flags);
+	return true;
+}
+
+/*
+ * @rq's last copy went on a connection since replaced, whose server
+ * side was fenced: no reply can come for it any more.
+ */
+void dst_trans_copy_fenced(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	spin_lock_bh(&cmd->lock);
+	clear_bit(DST_CMD_RESENDING, &cmd->flags);
+	spin_unlock_bh(&cmd->lock);
+}
+
+/*
+ * The receive loop reads a reply's data into @rq's pages, and may sleep
+ * doing so: RECEIVING keeps anyone from completing it meanwhile.  Called
+ * with cmd->lock held, for a request that awaits this reply.
+ */
+void dst_trans_receive_begin(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	dst_trans_expect(cmd, 0, DST_F(RECEIVING) | DST_F(ANSWERED), "receive");
+	set_bit(DST_CMD_RECEIVING, &cmd->flags);
+}
+
+void dst_trans_receive_end(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	dst_trans_expect(cmd, DST_F(RECEIVING), 0, "end of receive");
+	clear_bit(DST_CMD_RECEIVING, &cmd->flags);
+}
+
+/* Whether the receive loop is filling @rq's pages.  cmd->lock held. */
+bool dst_trans_receiving(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	lockdep_assert_held(&cmd->lock);
+	return test_bit(DST_CMD_RECEIVING, &cmd->flags);
+}
+
+/* For the timeout handler: where @rq stands.  cmd->lock held. */
+enum dst_trans_state dst_trans_state(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	lockdep_assert_held(&cmd->lock);
+	if (test_bit(DST_CMD_SENDING, &cmd->flags) ||
+	    test_bit(DST_CMD_RECEIVING, &cmd->flags))
+		return DST_TS_BUSY;
+	if (test_bit(DST_CMD_INFLIGHT, &cmd->flags))
+		return DST_TS_INFLIGHT;
+	if (test_bit(DST_CMD_ORPHAN, &cmd->flags))
+		return DST_TS_ORPHAN;
+	return DST_TS_IDLE;
+}
+
+/* Out of retries, and waiting for its connection's fence to fail. */
+bool dst_trans_expired(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	lockdep_assert_held(&cmd->lock);
+	return test_bit(DST_CMD_EXPIRED, &cmd->flags);
+}
+
+/*
+ * Timed out in flight: requeue @rq to be sent again on the same
+ * connection with the same id (RESENDING; a reply to the first copy
+ * still counts).  Returns the retries so far.  cmd->lock held.
+ */
+unsigned int dst_trans_resend(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	unsigned int tries;
+
+	dst_trans_expect(cmd, DST_F(INFLIGHT), DST_F(SENDING) |
+			 DST_F(RECEIVING) | DST_F(EXPIRED) | DST_F(ORPHAN),
+			 "resend");
+	clear_bit(DST_CMD_INFLIGHT, &cmd->flags);
+	set_bit(DST_CMD_RESENDING, &cmd->flags);
+	/* Counted before blk-mq may have it sent again, on another CPU. */
+	tries = ++cmd->retries;
+	dst_trans_requeue(rq);
+	return tries;
+}
+
+/*
+ * Out of retries in flight: the caller drops the connection, and the
+ * request fails once it is an orphan whose connection was fenced (or
+ * when the node gives up).  A reply before that still completes it.
+ */
+void dst_trans_expire(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	dst_trans_expect(cmd, DST_F(INFLIGHT), DST_F(EXPIRED), "expire");
+	set_bit(DST_CMD_EXPIRED, &cmd->flags);
+}
+
+/* End an orphan with @status: the node gave up, or it ran out of time. */
+void dst_trans_fail_orphan(struct request *rq, blk_status_t status)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+
+	dst_trans_expect(cmd, DST_F(ORPHAN), DST_F(INFLIGHT) |
+			 DST_F(SENDING) | DST_F(RECEIVING), "fail");
+	clear_bit(DST_CMD_ORPHAN, &cmd->flags);
+	cmd->status = status;
+	blk_mq_complete_request(rq);
+}
+
+/*
+ * Complete a request its caller owns (dst_trans_answer(), or a reply
+ * that came while queue_rq was still sending): from the receive loop or
  * queue_rq, or the receive fast path in softirq.  In process context
  * blk_mq_complete_request() would hand a one-queue
  * disk's completions to BLOCK_SOFTIRQ, and raised outside an interrupt
@@ -194,22 +492,7 @@ void dst_trans_complete(struct request *rq)
 		blk_mq_complete_request(rq);
 		return;
 	}
-	blk_mq_set_request_complete(rq);
-	rq->q->mq_ops->complete(rq);
-}
-
-/*
- * Hand a request its owner took out of INFLIGHT or ORPHAN back to blk-mq
- * to be sent again (the completion handler requeues it).  Called with
- * cmd->lock held.
- */
-void dst_trans_requeue(struct request *rq)
-{
-	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
-
-	lockdep_assert_held(&cmd->lock);
-	cmd->requeue = true;
-	blk_mq_complete_request(rq);
+	blk_mq_complete_request_direct(rq, rq->q->mq_ops->complete);
 }
 
 struct dst_iter_ctx {
@@ -233,6 +516,8 @@ static bool dst_trans_iter_one(struct request *rq, void *data)
 	switch (ctx->what) {
 	case DST_IT_ORPHAN:
 		if (test_and_clear_bit(DST_CMD_INFLIGHT, &cmd->flags)) {
+			dst_trans_expect(cmd, 0, DST_F(SENDING) | DST_F(RECEIVING),
+					 "orphan");
 			set_bit(DST_CMD_ORPHAN, &cmd->flags);
 			ctx->n++;
 		}
