@@ -278,88 +278,102 @@ static void dst_commit_rqs(struct blk_mq_hw_ctx *hctx)
 	mutex_unlock(&conn->tx_lock);
 }
 
-static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
-				   const struct blk_mq_queue_data *bd)
+/*
+ * The frame @rq becomes, and its place in the transaction's history.
+ * Returns true when queue_rq is done with it, *@ret for blk-mq: the
+ * operation cannot be sent, or a reply came while it waited to be sent
+ * again.
+ */
+static bool dst_rq_prepare(struct dst_remote *rem, struct request *rq,
+			   struct dst_msg *m, blk_status_t *ret)
 {
-	struct dst_rconn *conn = hctx->driver_data;
-	struct dst_remote *rem = conn->rem;
-	struct request *rq = bd->rq;
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
-	bool resend = false, requeue = false, answered, more;
-	struct dst_trans_copy to, was;
-	struct dst_msg m = { };
-	blk_status_t ret;
-	u32 start;
-	int err;
+	bool answered;
 
-	m.cmd = dst_rq_op(rq, &m.flags);
-	if (!m.cmd)
-		return BLK_STS_NOTSUPP;
+	m->cmd = dst_rq_op(rq, &m->flags);
+	*ret = BLK_STS_NOTSUPP;
+	if (!m->cmd)
+		return true;
+	*ret = BLK_STS_IOERR;	/* the server would refuse it too */
 	if (rem->read_only && op_is_write(req_op(rq)))
-		return BLK_STS_IOERR;	/* the server would refuse it too */
-	if (m.cmd != DST_CMD_FLUSH) {
-		m.offset = blk_rq_pos(rq) << SECTOR_SHIFT;
-		m.len = blk_rq_bytes(rq);
+		return true;
+	if (m->cmd != DST_CMD_FLUSH) {
+		m->offset = blk_rq_pos(rq) << SECTOR_SHIFT;
+		m->len = blk_rq_bytes(rq);
 	}
+	*ret = BLK_STS_OK;
 	/* A requeued request keeps RQF_DONTPREP: its history goes on. */
 	if (!(rq->rq_flags & RQF_DONTPREP)) {
 		dst_trans_init(rq);
 		rq->rq_flags |= RQF_DONTPREP;
 		blk_mq_start_request(rq);
-	} else {
-		/* Requeued: its reply may have come meanwhile. */
-		blk_mq_start_request(rq);
-		spin_lock_bh(&cmd->lock);
-		if (dst_trans_take_answer(rq)) {
-			spin_unlock_bh(&cmd->lock);
-			return BLK_STS_OK;
-		}
-		spin_unlock_bh(&cmd->lock);
+		return false;
 	}
+	/* Requeued: its reply may have come meanwhile. */
+	blk_mq_start_request(rq);
+	spin_lock_bh(&cmd->lock);
+	answered = dst_trans_take_answer(rq);
+	spin_unlock_bh(&cmd->lock);
+	return answered;
+}
 
-	/*
-	 * A copy sent before on a connection that has not been replaced
-	 * since may still be executed by the server: send this one on the
-	 * same connection with the same id (the server executes a
-	 * transaction once per connection and answers it once), or, if
-	 * that died, hold it as an orphan until the reconnection has fenced
-	 * it.
-	 */
-	if (cmd->conn >= 0) {
-		conn = &rem->conns[cmd->conn];
-		mutex_lock(&conn->tx_lock);
-		if (conn->epoch == cmd->epoch) {
-			resend = true;
-			if (conn->live)
-				goto send;
-			ret = BLK_STS_OK;
-			spin_lock_bh(&cmd->lock);
-			if (!dst_trans_take_answer(rq) &&
-			    !dst_trans_hold_orphan(rq, READ_ONCE(rem->failfast) ||
-						   READ_ONCE(rem->stopping)))
-				ret = BLK_STS_IOERR;
-			spin_unlock_bh(&cmd->lock);
-			mutex_unlock(&conn->tx_lock);
-			return ret;
-		}
+/*
+ * A copy sent before on a connection that has not been replaced since
+ * may still be executed by the server: this one goes on the same
+ * connection with the same id (the server executes a transaction once
+ * per connection and answers it once), or, if that died, is held as an
+ * orphan until the reconnection has fenced it.  Returns true when
+ * queue_rq is done with @rq (*@ret for blk-mq); else *@connp is the
+ * connection to resend on, its tx_lock held, or NULL: any will do.
+ */
+static bool dst_rq_resend_conn(struct dst_remote *rem, struct request *rq,
+			       struct dst_rconn **connp, blk_status_t *ret)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	struct dst_rconn *conn;
+	bool fail;
+
+	*connp = NULL;
+	if (cmd->conn < 0)
+		return false;
+	conn = &rem->conns[cmd->conn];
+	mutex_lock(&conn->tx_lock);
+	if (conn->epoch != cmd->epoch) {
 		mutex_unlock(&conn->tx_lock);
+		return false;
 	}
-	resend = false;
-	conn = dst_pick_conn(rem, hctx->queue_num);
-	if (!conn) {
-		/* Any copy is fenced: no reply can come for it any more. */
-		dst_trans_copy_fenced(rq);
-		/*
-		 * No connection: fail fast once fail_timeout_s has passed,
-		 * else give the request back; the queue is (being) quiesced
-		 * and is run again when a connection comes back.
-		 */
-		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
-			return BLK_STS_IOERR;
-		return BLK_STS_RESOURCE;
+	if (conn->live) {
+		*connp = conn;
+		return false;
 	}
+	fail = READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping);
+	*ret = BLK_STS_OK;
+	spin_lock_bh(&cmd->lock);
+	if (!dst_trans_take_answer(rq) && !dst_trans_hold_orphan(rq, fail))
+		*ret = BLK_STS_IOERR;
+	spin_unlock_bh(&cmd->lock);
+	mutex_unlock(&conn->tx_lock);
+	return true;
+}
 
-send:
+/*
+ * Send a copy of @rq as frame @m on @conn, whose tx_lock the caller
+ * holds and which is released here; @resend: with the id of the copy
+ * before.
+ */
+static blk_status_t dst_send_copy(struct blk_mq_hw_ctx *hctx,
+				  const struct blk_mq_queue_data *bd,
+				  struct dst_rconn *conn, struct dst_msg *m,
+				  bool resend)
+{
+	struct dst_remote *rem = conn->rem;
+	struct request *rq = bd->rq;
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	bool requeue = false, answered, more;
+	struct dst_trans_copy to, was;
+	u32 start;
+	int err;
+
 	spin_lock_bh(&cmd->lock);
 	if (dst_trans_take_answer(rq)) {
 		spin_unlock_bh(&cmd->lock);
@@ -370,10 +384,10 @@ send:
 	to.epoch = conn->epoch;
 	/* Where this frame will end in the byte stream (tx_lock is ours). */
 	start = dst_sock_queued_seq(conn->sock);
-	to.seq = start + DST_HDR_SIZE + (m.cmd == DST_CMD_WRITE ? m.len : 0) +
+	to.seq = start + DST_HDR_SIZE + (m->cmd == DST_CMD_WRITE ? m->len : 0) +
 		 dst_crypto_tag_len(conn->crypto);
-	m.id = dst_trans_send_begin(rem->gens, rq, resend, &to, &was);
-	cmd->op = m.cmd;
+	m->id = dst_trans_send_begin(rem->gens, rq, resend, &to, &was);
+	cmd->op = m->cmd;
 	spin_unlock_bh(&cmd->lock);
 
 	/*
@@ -389,9 +403,9 @@ send:
 	more = !bd->last && conn == hctx->driver_data;
 	WRITE_ONCE(conn->corked, more);
 	/* Before the frame: its reply may be traced before the send returns. */
-	trace_dst_send(dst_rem_name(rem), conn->idx, m.id, m.cmd, m.offset,
-		       m.len, cmd->retries, was.conn >= 0);
-	err = dst_frame_prepare(conn, &conn->tx, rq, &m, more ? MSG_MORE : 0,
+	trace_dst_send(dst_rem_name(rem), conn->idx, m->id, m->cmd, m->offset,
+		       m->len, cmd->retries, was.conn >= 0);
+	err = dst_frame_prepare(conn, &conn->tx, rq, m, more ? MSG_MORE : 0,
 				0);
 	if (!err)
 		err = dst_frame_send(conn, &conn->tx, 0);
@@ -424,6 +438,37 @@ send:
 		dst_rconn_kill(conn);
 	}
 	return BLK_STS_OK;
+}
+
+static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
+				   const struct blk_mq_queue_data *bd)
+{
+	struct dst_rconn *conn = hctx->driver_data;
+	struct dst_remote *rem = conn->rem;
+	struct request *rq = bd->rq;
+	struct dst_msg m = { };
+	blk_status_t ret;
+
+	if (dst_rq_prepare(rem, rq, &m, &ret))
+		return ret;
+	if (dst_rq_resend_conn(rem, rq, &conn, &ret))
+		return ret;
+	if (conn)
+		return dst_send_copy(hctx, bd, conn, &m, true);
+	conn = dst_pick_conn(rem, hctx->queue_num);
+	if (!conn) {
+		/* Any copy is fenced: no reply can come for it any more. */
+		dst_trans_copy_fenced(rq);
+		/*
+		 * No connection: fail fast once fail_timeout_s has passed,
+		 * else give the request back; the queue is (being) quiesced
+		 * and is run again when a connection comes back.
+		 */
+		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
+			return BLK_STS_IOERR;
+		return BLK_STS_RESOURCE;
+	}
+	return dst_send_copy(hctx, bd, conn, &m, false);
 }
 
 static blk_status_t dst_queue_rq(struct blk_mq_hw_ctx *hctx,
@@ -464,6 +509,50 @@ static void dst_complete_rq(struct request *rq)
 	blk_mq_end_request(rq, cmd->status);
 }
 
+/* What the timeout handler does with a request. */
+enum dst_verdict {
+	DST_TO_HOLD,		/* wait on: not ours, or not all sent yet */
+	DST_TO_RESEND,		/* send again, same connection, same id */
+	DST_TO_EXPIRE,		/* drop the connection, fail once fenced */
+	DST_TO_TIMEOUT,		/* an orphan out of retries: fail */
+	DST_TO_FAIL,		/* the node gave up: I/O error */
+};
+
+/* What becomes of @rq, which timed out, as it stands.  cmd->lock held. */
+static enum dst_verdict dst_timeout_verdict(struct dst_remote *rem,
+					    struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	bool expired = dst_trans_expired(rq);
+
+	switch (dst_trans_state(rq)) {
+	case DST_TS_INFLIGHT:
+		/*
+		 * The server has not even received all of it: the network
+		 * is slow, and a copy queued behind it would only be slower.
+		 * Keepalive finds out if the connection is dead.  (While
+		 * INFLIGHT is set under cmd->lock, the socket stays.)
+		 * Expired: its connection is on its way down.
+		 */
+		if (expired ||
+		    !dst_sock_acked(rem->conns[cmd->conn].sock, cmd->seq))
+			return DST_TO_HOLD;
+		return cmd->retries < rem->max_retries ? DST_TO_RESEND : DST_TO_EXPIRE;
+	case DST_TS_ORPHAN:
+		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
+			return DST_TO_FAIL;
+		if (!expired && READ_ONCE(rem->nr_live) &&
+		    cmd->retries++ >= rem->max_retries)
+			return DST_TO_TIMEOUT;
+		return DST_TO_HOLD;
+	case DST_TS_BUSY:
+		/* Its pages are being sent or filled: not ours to touch. */
+	case DST_TS_IDLE:
+	default:
+		return DST_TO_HOLD;
+	}
+}
+
 /*
  * No reply within trans_scan_timeout.  Sent on a live connection: resend
  * it there (the server answers once for both copies), up to
@@ -487,8 +576,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	unsigned int bytes = blk_rq_bytes(rq);
 	const char *op = dst_cmd_name(cmd->op);
 	u8 cmd_op;
-	enum { HOLD, RESEND, EXPIRE, TIMEOUT, FAIL } what = HOLD;
-	bool expired;
+	enum dst_verdict what;
 	unsigned int tries;
 	int conn;
 	u64 id;
@@ -498,45 +586,18 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	id = cmd->id;
 	cmd_op = cmd->op;
 	conn = cmd->conn;
-	expired = dst_trans_expired(rq);
-	switch (dst_trans_state(rq)) {
-	case DST_TS_BUSY:
-		/* Its pages are being sent or filled: not ours to touch. */
-		break;
-	case DST_TS_INFLIGHT:
-		/*
-		 * The server has not even received all of it: the network
-		 * is slow, and a copy queued behind it would only be slower.
-		 * Keepalive finds out if the connection is dead.  (While
-		 * INFLIGHT is set under cmd->lock, the socket stays.)
-		 * Expired: its connection is on its way down.
-		 */
-		if (!expired &&
-		    dst_sock_acked(rem->conns[cmd->conn].sock, cmd->seq))
-			what = cmd->retries < rem->max_retries ? RESEND :
-								 EXPIRE;
-		break;
-	case DST_TS_ORPHAN:
-		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
-			what = FAIL;
-		else if (!expired && READ_ONCE(rem->nr_live) &&
-			 cmd->retries++ >= rem->max_retries)
-			what = TIMEOUT;
-		break;
-	case DST_TS_IDLE:
-		break;
-	}
+	what = dst_timeout_verdict(rem, rq);
 	switch (what) {
-	case HOLD:
+	case DST_TO_HOLD:
 		break;
-	case RESEND:
+	case DST_TO_RESEND:
 		tries = dst_trans_resend(rq);
 		break;
-	case EXPIRE:
+	case DST_TO_EXPIRE:
 		dst_trans_expire(rq);
 		break;
 	default:
-		dst_trans_fail_orphan(rq, what == FAIL ? BLK_STS_IOERR :
+		dst_trans_fail_orphan(rq, what == DST_TO_FAIL ? BLK_STS_IOERR :
 							 BLK_STS_TIMEOUT);
 		break;
 	}
@@ -544,9 +605,9 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 
 	/* rq may be on its way again or finished: use the copies. */
 	switch (what) {
-	case HOLD:
+	case DST_TO_HOLD:
 		return BLK_EH_RESET_TIMER;
-	case EXPIRE:
+	case DST_TO_EXPIRE:
 		atomic64_inc(&rem->timeouts);
 		trace_dst_timeout(dst_rem_name(rem), conn, id, cmd_op, pos, bytes,
 				  tries, true);
@@ -555,7 +616,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 				   rem->max_retries, conn);
 		dst_rconn_kill(&rem->conns[conn]);
 		return BLK_EH_RESET_TIMER;
-	case RESEND:
+	case DST_TO_RESEND:
 		atomic64_inc(&rem->resends);
 		trace_dst_resend(dst_rem_name(rem), conn, id, cmd_op, pos, bytes,
 				 tries, 0);
@@ -563,7 +624,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 				    dst_rem_name(rem), op, bytes, pos, tries,
 				    rem->max_retries);
 		break;
-	case TIMEOUT:
+	case DST_TO_TIMEOUT:
 		atomic64_inc(&rem->timeouts);
 		trace_dst_timeout(dst_rem_name(rem), conn, id, cmd_op, pos, bytes,
 				  tries, false);
@@ -571,7 +632,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 				   dst_rem_name(rem), op, bytes, pos,
 				   rem->max_retries);
 		break;
-	case FAIL:
+	case DST_TO_FAIL:
 		break;
 	}
 	return BLK_EH_DONE;

@@ -128,58 +128,46 @@ out:
 	return err;
 }
 
-static noinline __noclone int
-dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
-		    struct socket *sock, struct dst_geometry *geo,
-		    struct dst_crypto **cryptop)
+/* The handshake's frames, one at a time. */
+struct dst_hs_buf {
+	struct dst_wire_hdr hdr;
+	union {
+		struct {
+			struct dst_wire_hello hello;
+			struct dst_wire_hello_auth auth;
+		};
+		struct dst_wire_welcome welcome;
+	};
+};
+
+/*
+ * Say @hello; under a key, answer the server's challenge, which gives
+ * the session keys (*@cryptop, the caller's to free).  Leaves the
+ * header of the server's answer to HELLO in @buf->hdr.
+ */
+static int dst_rconn_hello(struct dst_remote *rem, struct dst_rconn *conn,
+			   struct socket *sock, struct dst_hs_buf *buf,
+			   const struct dst_hello *hello,
+			   struct dst_crypto **cryptop)
 {
 	struct dst_node *node = rem->node;
 	const struct dst_crypto_cfg *cfg = &node->cfg.crypto;
-	struct {
-		struct dst_wire_hdr hdr;
-		union {
-			struct {
-				struct dst_wire_hello hello;
-				struct dst_wire_hello_auth auth;
-			};
-			struct dst_wire_welcome welcome;
-		};
-	} *buf;
-	struct dst_hello hello = {
-		.version_min = DST_PROTO_VERSION_MIN,
-		.version_max = DST_PROTO_VERSION,
-		.features = DST_FEAT_ALL,
-		.max_io = dst_node_get_param(node, DST_P_MAX_PAGES) * PAGE_SIZE,
-		.session = rem->session,
-		.slot = conn->idx,
-		.nr_queues = rem->nr_conns,
-		.queue_depth = dst_node_get_param(node, DST_P_QUEUE_DEPTH),
-	};
 	struct dst_msg m = {
 		.cmd = DST_CMD_HELLO,
 		.len = DST_HELLO_SIZE,
 	};
-	struct dst_crypto *c = NULL;
 	u8 cnonce[DST_NONCE_LEN];
 	bool keyed = cfg->key_len;
 	int err;
 
-	*cryptop = NULL;
-	buf = kzalloc(sizeof(*buf), GFP_NOIO);
-	if (!buf)
-		return -ENOMEM;
-	if (!dst_node_get_param(node, DST_P_READ_ONLY))
-		hello.features &= ~DST_FEAT_READ_ONLY;
 	if (keyed) {
-		hello.features |= DST_FEAT_AUTH;
 		m.len += DST_HELLO_AUTH_SIZE;
 		dst_crypto_nonce(cnonce);
 		dst_hello_auth_encode(&buf->auth, cnonce,
 				      dst_crypto_hash_name(cfg), cfg->cipher);
 	}
-	strscpy(hello.export, node->cfg.export, sizeof(hello.export));
 	dst_msg_encode(&buf->hdr, &m);
-	dst_hello_encode(&buf->hello, &hello);
+	dst_hello_encode(&buf->hello, hello);
 
 	err = dst_sock_send(sock, buf, DST_HDR_SIZE + m.len, 0);
 	if (!err && keyed) {
@@ -191,10 +179,10 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 			dst_msg_encode(&buf->hdr, &(struct dst_msg){
 				.cmd = DST_CMD_HELLO,
 				.len = DST_HELLO_SIZE + DST_HELLO_AUTH_SIZE });
-			dst_hello_encode(&buf->hello, &hello);
+			dst_hello_encode(&buf->hello, hello);
 			err = dst_rconn_auth(rem, conn, sock, buf,
 					     DST_HDR_SIZE + DST_HELLO_SIZE +
-					     DST_HELLO_AUTH_SIZE, cnonce, &c);
+					     DST_HELLO_AUTH_SIZE, cnonce, cryptop);
 			if (err)
 				goto out;
 			err = dst_sock_recv(sock, &buf->hdr, DST_HDR_SIZE);
@@ -206,36 +194,50 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 			err = -EKEYREJECTED;
 			goto out;
 		}
-		/* Else a refusal: read below like any other. */
+		/* Else a refusal: read by the caller like any other. */
 	} else if (!err) {
 		err = dst_sock_recv(sock, &buf->hdr, DST_HDR_SIZE);
 	}
-	if (err) {
+	if (err)
 		pr_err("%s: handshake with %pISpc failed: %d\n", node->name,
 		       &node->cfg.addr, err);
-		goto out;
-	}
+out:
+	memzero_explicit(cnonce, sizeof(cnonce));
+	return err;
+}
+
+/*
+ * The server's answer to @hello, whose header is in @buf->hdr: a
+ * refusal, or a welcome (checked with session keys @c, if any) that
+ * describes an export this client can use, into @geo.
+ */
+static int dst_rconn_welcome(struct dst_remote *rem, struct socket *sock,
+			     struct dst_hs_buf *buf, struct dst_crypto *c,
+			     const struct dst_hello *hello,
+			     struct dst_geometry *geo)
+{
+	struct dst_node *node = rem->node;
+	struct dst_msg m;
+	int err;
 
 	err = dst_msg_decode(&buf->hdr, &m);
 	if (err || m.cmd != (DST_CMD_HELLO | DST_CMD_REPLY) || m.id) {
 		pr_err("%s: %pISpc does not speak DST v%d\n", node->name,
 		       &node->cfg.addr, DST_PROTO_VERSION);
-		err = -EPROTO;
-		goto out;
+		return -EPROTO;
 	}
 	if (m.status != DST_ST_OK) {
 		err = dst_status_to_errno(m.status);
 		pr_err("%s: %pISpc refused export '%s': status %u (%d)%s\n",
-		       node->name, &node->cfg.addr, hello.export, m.status,
+		       node->name, &node->cfg.addr, hello->export, m.status,
 		       err, m.status == DST_ST_AUTH ?
 		       ": key, hash or cipher differ from the export's" : "");
-		goto out;
+		return err;
 	}
 	if (m.len != DST_WELCOME_SIZE) {
 		pr_err("%s: welcome of %u bytes from %pISpc\n", node->name,
 		       m.len, &node->cfg.addr);
-		err = -EPROTO;
-		goto out;
+		return -EPROTO;
 	}
 	err = dst_sock_recv(sock, &buf->welcome, DST_WELCOME_SIZE);
 	if (!err && c) {
@@ -252,18 +254,55 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 		}
 	}
 	if (err)
-		goto out;
+		return err;
 	err = dst_welcome_decode(&buf->welcome, geo);
-	if (!err && (geo->version < hello.version_min ||
-		     geo->version > hello.version_max ||
-		     geo->features & ~(hello.features | DST_FEAT_READ_ONLY) ||
-		     geo->max_io > hello.max_io))
+	if (!err && (geo->version < hello->version_min ||
+		     geo->version > hello->version_max ||
+		     geo->features & ~(hello->features | DST_FEAT_READ_ONLY) ||
+		     geo->max_io > hello->max_io))
 		err = -EPROTO;
 	if (err)
 		pr_err("%s: %pISpc describes an export this client cannot use\n",
 		       node->name, &node->cfg.addr);
-out:
-	memzero_explicit(cnonce, sizeof(cnonce));
+	return err;
+}
+
+/*
+ * HELLO and its answer on a new connection: the export it describes
+ * into @geo, and under a key the session keys into *@cryptop.
+ */
+static noinline __noclone int
+dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
+		    struct socket *sock, struct dst_geometry *geo,
+		    struct dst_crypto **cryptop)
+{
+	struct dst_node *node = rem->node;
+	struct dst_hello hello = {
+		.version_min = DST_PROTO_VERSION_MIN,
+		.version_max = DST_PROTO_VERSION,
+		.features = DST_FEAT_ALL,
+		.max_io = dst_node_get_param(node, DST_P_MAX_PAGES) * PAGE_SIZE,
+		.session = rem->session,
+		.slot = conn->idx,
+		.nr_queues = rem->nr_conns,
+		.queue_depth = dst_node_get_param(node, DST_P_QUEUE_DEPTH),
+	};
+	struct dst_crypto *c = NULL;
+	struct dst_hs_buf *buf;
+	int err;
+
+	*cryptop = NULL;
+	buf = kzalloc(sizeof(*buf), GFP_NOIO);
+	if (!buf)
+		return -ENOMEM;
+	if (!dst_node_get_param(node, DST_P_READ_ONLY))
+		hello.features &= ~DST_FEAT_READ_ONLY;
+	if (node->cfg.crypto.key_len)
+		hello.features |= DST_FEAT_AUTH;
+	strscpy(hello.export, node->cfg.export, sizeof(hello.export));
+	err = dst_rconn_hello(rem, conn, sock, buf, &hello, &c);
+	if (!err)
+		err = dst_rconn_welcome(rem, sock, buf, c, &hello, geo);
 	kfree(buf);
 	if (err)
 		dst_crypto_free(c);

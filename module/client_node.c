@@ -183,6 +183,84 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 	return rem;
 }
 
+/*
+ * Open every connection of @rem, which must all describe the same
+ * export: its size into *@size.
+ */
+static int dst_remote_connect(struct dst_remote *rem, u64 *size)
+{
+	struct dst_node *node = rem->node;
+	int i, err;
+
+	for (i = 0; i < rem->nr_conns; i++) {
+		struct dst_rconn *conn = &rem->conns[i];
+		struct socket *sock = dst_rconn_open(rem, conn, !i,
+						     DST_CONNECT_TIMEOUT_MS,
+						     &conn->crypto);
+
+		if (IS_ERR(sock))
+			return PTR_ERR(sock);
+		conn->sock = sock;
+		conn->live = true;
+		conn->last_rx = jiffies;
+	}
+	rem->nr_live = rem->nr_conns;
+	err = dst_remote_size(rem, size);
+	if (err)
+		return err;
+	rem->read_only = dst_node_get_param(node, DST_P_READ_ONLY) ||
+			 (rem->geo.features & DST_FEAT_READ_ONLY);
+	return 0;
+}
+
+/* What the I/O path needs, and the disk's index. */
+static int dst_remote_alloc_io(struct dst_remote *rem)
+{
+	struct dst_node *node = rem->node;
+	int index;
+
+	rem->stats = dst_stats_alloc();
+	rem->gens = dst_trans_gens_alloc(rem->nr_conns,
+					 dst_node_get_param(node,
+							    DST_P_QUEUE_DEPTH));
+	if (!rem->stats || !rem->gens)
+		return -ENOMEM;
+	/* Per-CPU: a receive loop runs where its socket's bytes arrive. */
+	rem->wq = alloc_workqueue("dst-%s", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0,
+				  node->name);
+	if (!rem->wq)
+		return -ENOMEM;
+	index = ida_alloc_max(&dst_index_ida, DST_MAX_DISKS - 1, GFP_KERNEL);
+	if (index < 0)
+		return index;
+	rem->index = index;
+	return 0;
+}
+
+/*
+ * Start the receive loops, before the disk is added: udev may read it
+ * the moment it appears.  And keepalive.
+ */
+static void dst_remote_run(struct dst_remote *rem)
+{
+	struct dst_node *node = rem->node;
+	int i;
+
+	node->rem = rem;
+	WRITE_ONCE(node->link, DST_LINK_UP);
+	for (i = 0; i < rem->nr_conns; i++) {
+		struct dst_rconn *conn = &rem->conns[i];
+
+		dst_sock_watch(conn->sock, &conn->watch, rem->wq,
+			       &conn->recv_work, dst_rconn_rx_fast);
+		queue_work(rem->wq, &conn->recv_work);
+		trace_dst_conn_up(node->name, i, 0, 0, 0);
+	}
+	if (rem->ka_ms)
+		queue_delayed_work(rem->wq, &rem->ka_work,
+				   msecs_to_jiffies(rem->ka_ms / 2));
+}
+
 /**
  * dst_remote_start - attach a remote node's export as /dev/dstN
  * @node: the node, locked, with its configuration
@@ -198,8 +276,8 @@ int dst_remote_start(struct dst_node *node)
 {
 	int n = dst_node_get_param(node, DST_P_CONNECTIONS);
 	struct dst_remote *rem;
-	int i, err, started = 0;
 	u64 size;
+	int err;
 
 	lockdep_assert_held(&node->lock);
 	if (!node->cfg.addr_set) {
@@ -210,64 +288,19 @@ int dst_remote_start(struct dst_node *node)
 	rem = dst_remote_alloc(node, n);
 	if (!rem)
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		struct socket *sock = dst_rconn_open(rem, &rem->conns[i], !i,
-						     DST_CONNECT_TIMEOUT_MS,
-						     &rem->conns[i].crypto);
-
-		if (IS_ERR(sock)) {
-			err = PTR_ERR(sock);
-			goto out_free;
-		}
-		rem->conns[i].sock = sock;
-		rem->conns[i].live = true;
-		rem->conns[i].last_rx = jiffies;
-	}
-	rem->nr_live = n;
-	err = dst_remote_size(rem, &size);
-	if (err)
-		goto out_free;
-	rem->read_only = dst_node_get_param(node, DST_P_READ_ONLY) ||
-			 (rem->geo.features & DST_FEAT_READ_ONLY);
-
-	err = -ENOMEM;
-	rem->stats = dst_stats_alloc();
-	rem->gens = dst_trans_gens_alloc(n, dst_node_get_param(node,
-							       DST_P_QUEUE_DEPTH));
-	if (!rem->stats || !rem->gens)
-		goto out_free;
-	/* Per-CPU: a receive loop runs where its socket's bytes arrive. */
-	rem->wq = alloc_workqueue("dst-%s", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0,
-				  node->name);
-	if (!rem->wq)
-		goto out_free;
-	err = ida_alloc_max(&dst_index_ida, DST_MAX_DISKS - 1, GFP_KERNEL);
-	if (err < 0)
-		goto out_free;
-	rem->index = err;
-
-	err = dst_remote_alloc_disk(rem, size);
+	err = dst_remote_connect(rem, &size);
+	if (!err)
+		err = dst_remote_alloc_io(rem);
+	if (!err)
+		err = dst_remote_alloc_disk(rem, size);
 	if (err)
 		goto out_free;
 
 	/*
-	 * Receive before the disk is added: udev may read it the moment
-	 * it appears.  The disk is a child of the node's bus device, so
-	 * udev rules can match ATTRS{name}.
+	 * The disk is a child of the node's bus device, so udev rules can
+	 * match ATTRS{name}.
 	 */
-	node->rem = rem;
-	WRITE_ONCE(node->link, DST_LINK_UP);
-	for (started = 0; started < n; started++) {
-		struct dst_rconn *conn = &rem->conns[started];
-
-		dst_sock_watch(conn->sock, &conn->watch, rem->wq,
-			       &conn->recv_work, dst_rconn_rx_fast);
-		queue_work(rem->wq, &conn->recv_work);
-		trace_dst_conn_up(node->name, started, 0, 0, 0);
-	}
-	if (rem->ka_ms)
-		queue_delayed_work(rem->wq, &rem->ka_work,
-				   msecs_to_jiffies(rem->ka_ms / 2));
+	dst_remote_run(rem);
 	/*
 	 * Not the partition scan, though: it would run here, under
 	 * node->lock, and a connection lost during it with
@@ -295,7 +328,7 @@ out_close:
 	mutex_lock(&rem->state_lock);
 	rem->stopping = true;
 	mutex_unlock(&rem->state_lock);
-	dst_remote_close(rem, started);
+	dst_remote_close(rem, n);
 	dst_remote_cancel_works(rem);
 	dst_remote_free_disk(rem);
 out_free:

@@ -120,66 +120,60 @@ static const char *dst_reply_mismatch(struct dst_rconn *conn,
 	return NULL;
 }
 
-/*
- * One reply, by the receive loop.  Returns 0 to go on, or an error that
- * ends the connection: the socket failed, or the server sent something
- * no correct server sends (logged once, with the reason).
- */
-static int dst_recv_reply(struct dst_rconn *conn)
+/* A frame no correct server sends: logged, and the connection ends. */
+static int dst_rconn_proto(struct dst_rconn *conn, const char *why)
 {
 	struct dst_remote *rem = conn->rem;
-	struct dst_crypto *c = conn->crypto;
-	struct dst_wire_hdr hdr;
+
+	pr_err("%s: protocol error from %pISpc on connection %d: %s\n",
+	       dst_rem_name(rem), &rem->node->cfg.addr, conn->idx, why);
+	return -EPROTO;
+}
+
+/* A reply whose request timed out, or whose tag moved on: skip its data. */
+static int dst_recv_stale(struct dst_rconn *conn, const struct dst_msg *m)
+{
+	if (m->cmd != (DST_CMD_READ | DST_CMD_REPLY) || m->status)
+		return 0;
+	if (m->len > conn->rem->geo.max_io)
+		return dst_rconn_proto(conn, "stale reply longer than max_io");
+	/*
+	 * Under session keys the data must be checked, and there are no
+	 * pages to check it in: start afresh.
+	 */
+	if (conn->crypto)
+		return dst_rconn_proto(conn,
+				       "stale READ reply under session keys");
+	return dst_sock_discard(conn->sock, m->len);
+}
+
+/*
+ * The reply @m to a request, header @hdr read, @data to follow: find
+ * the request, check the reply fits it, read the data into its pages,
+ * and complete it if it is ours to.
+ */
+static int dst_recv_answer(struct dst_rconn *conn, struct dst_wire_hdr *hdr,
+			   const struct dst_msg *m, bool data)
+{
+	struct dst_remote *rem = conn->rem;
+	blk_status_t st = dst_status_to_blk(m->status);
 	const char *why = NULL;
-	bool data, done, awaited;
-	blk_status_t st;
 	unsigned int retries;
+	bool done, awaited;
 	struct request *rq;
 	struct dst_cmd *cmd;
-	struct dst_msg m;
 	int err;
 
-	err = dst_sock_recv(conn->sock, &hdr, sizeof(hdr));
-	if (err)
-		return err;
-	if (dst_msg_decode(&hdr, &m)) {
-		why = "bad magic or version";
-		goto proto;
-	}
-	if (!(m.cmd & DST_CMD_REPLY) || m.status >= DST_ST_MAX) {
-		why = "not a reply";
-		goto proto;
-	}
-	st = dst_status_to_blk(m.status);
-	data = m.cmd == (DST_CMD_READ | DST_CMD_REPLY) && m.status == DST_ST_OK;
-	/* A frame without data is checked before anything is done with it. */
-	if (c && !data) {
-		err = dst_rconn_open_frame(conn, &hdr, NULL);
-		if (err)
-			return err;
-	}
-	/* Any frame proves the connection alive to the keepalive. */
-	WRITE_ONCE(conn->last_rx, jiffies);
-	if (m.cmd == (DST_CMD_PING | DST_CMD_REPLY)) {
-		if (m.len || m.status) {
-			why = "malformed PING reply";
-			goto proto;
-		}
-		return 0;
-	}
-
-	rq = dst_trans_find(&rem->set, m.id, &why);
-	if (!rq) {
-		if (why)
-			goto proto;
-		goto stale;
-	}
+	rq = dst_trans_find(&rem->set, m->id, &why);
+	if (!rq)
+		return why ? dst_rconn_proto(conn, why) :
+			     dst_recv_stale(conn, m);
 	cmd = blk_mq_rq_to_pdu(rq);
 	spin_lock_bh(&cmd->lock);
-	awaited = dst_trans_awaited(rq, m.id);
+	awaited = dst_trans_awaited(rq, m->id);
 	retries = cmd->retries;
 	if (awaited)
-		why = dst_reply_mismatch(conn, rq, &m);
+		why = dst_reply_mismatch(conn, rq, m);
 	/*
 	 * The data may take a while to come: RECEIVING keeps the request
 	 * from being completed under it meanwhile (the timeout handler
@@ -193,16 +187,16 @@ static int dst_recv_reply(struct dst_rconn *conn)
 	done = awaited && !why && !data && dst_trans_answer(rq, st);
 	spin_unlock_bh(&cmd->lock);
 	if (!awaited)
-		goto stale;
+		return dst_recv_stale(conn, m);
 	if (why)
-		goto proto;
-	trace_dst_reply(dst_rem_name(rem), conn->idx, m.id,
-			m.cmd & ~DST_CMD_REPLY, m.offset, m.len, retries,
-			m.status);
+		return dst_rconn_proto(conn, why);
+	trace_dst_reply(dst_rem_name(rem), conn->idx, m->id,
+			m->cmd & ~DST_CMD_REPLY, m->offset, m->len, retries,
+			m->status);
 	if (data) {
 		err = dst_recv_data(conn, NULL, 0, rq);
-		if (!err && c)
-			err = dst_rconn_open_frame(conn, &hdr, rq);
+		if (!err && conn->crypto)
+			err = dst_rconn_open_frame(conn, hdr, rq);
 		spin_lock_bh(&cmd->lock);
 		dst_trans_receive_end(rq);
 		done = !err && dst_trans_answer(rq, st);
@@ -213,29 +207,42 @@ static int dst_recv_reply(struct dst_rconn *conn)
 	if (done)
 		dst_trans_complete(rq);
 	return 0;
+}
 
-stale:
-	/* Its request timed out, or the tag moved on.  Skip what it carries. */
-	if (m.cmd != (DST_CMD_READ | DST_CMD_REPLY) || m.status)
+/*
+ * One reply, by the receive loop.  Returns 0 to go on, or an error that
+ * ends the connection: the socket failed, or the server sent something
+ * no correct server sends (logged once, with the reason).
+ */
+static int dst_recv_reply(struct dst_rconn *conn)
+{
+	struct dst_wire_hdr hdr;
+	struct dst_msg m;
+	bool data;
+	int err;
+
+	err = dst_sock_recv(conn->sock, &hdr, sizeof(hdr));
+	if (err)
+		return err;
+	if (dst_msg_decode(&hdr, &m))
+		return dst_rconn_proto(conn, "bad magic or version");
+	if (!(m.cmd & DST_CMD_REPLY) || m.status >= DST_ST_MAX)
+		return dst_rconn_proto(conn, "not a reply");
+	data = m.cmd == (DST_CMD_READ | DST_CMD_REPLY) && m.status == DST_ST_OK;
+	/* A frame without data is checked before anything is done with it. */
+	if (conn->crypto && !data) {
+		err = dst_rconn_open_frame(conn, &hdr, NULL);
+		if (err)
+			return err;
+	}
+	/* Any frame proves the connection alive to the keepalive. */
+	WRITE_ONCE(conn->last_rx, jiffies);
+	if (m.cmd == (DST_CMD_PING | DST_CMD_REPLY)) {
+		if (m.len || m.status)
+			return dst_rconn_proto(conn, "malformed PING reply");
 		return 0;
-	if (m.len > rem->geo.max_io) {
-		why = "stale reply longer than max_io";
-		goto proto;
 	}
-	/*
-	 * Under session keys the data must be checked, and there are no
-	 * pages to check it in: start afresh.
-	 */
-	if (c) {
-		why = "stale READ reply under session keys";
-		goto proto;
-	}
-	return dst_sock_discard(conn->sock, m.len);
-
-proto:
-	pr_err("%s: protocol error from %pISpc on connection %d: %s\n",
-	       dst_rem_name(rem), &rem->node->cfg.addr, conn->idx, why);
-	return -EPROTO;
+	return dst_recv_answer(conn, &hdr, &m, data);
 }
 
 /*

@@ -264,6 +264,146 @@ static bool dst_sconn_establish(struct dst_sconn *conn)
 	return ok;
 }
 
+/* A client's HELLO, as received (what a keyed handshake's proofs cover) and decoded. */
+struct dst_sconn_hello {
+	struct {
+		struct dst_wire_hdr hdr;
+		struct dst_wire_hello w;
+		struct dst_wire_hello_auth auth;
+	} f;
+	u32 len;			/* of the frame, header and all */
+	bool keyed;			/* it carries a nonce and algorithms */
+	struct dst_hello h;
+	char hash[DST_NAMELEN], cipher[DST_NAMELEN];
+	u8 cnonce[DST_NONCE_LEN];
+};
+
+/* The first frame: a well-formed HELLO, or the connection ends. */
+static int dst_sconn_read_hello(struct dst_sconn *conn,
+				struct dst_sconn_hello *hi)
+{
+	const char *name = conn->exp->node->name;
+	struct dst_msg m;
+	int err;
+
+	err = dst_sock_recv(conn->sock, &hi->f.hdr, sizeof(hi->f.hdr));
+	if (err)
+		return err;
+	if (dst_msg_decode(&hi->f.hdr, &m) || m.cmd != DST_CMD_HELLO ||
+	    (m.len != DST_HELLO_SIZE &&
+	     m.len != DST_HELLO_SIZE + DST_HELLO_AUTH_SIZE) ||
+	    m.id || m.offset || m.status) {
+		pr_err_ratelimited("%s: %pISpc: not a DST v%d HELLO; closing\n",
+				   name, &conn->peer, DST_PROTO_VERSION);
+		return -EPROTO;
+	}
+	err = dst_sock_recv(conn->sock, &hi->f.w, m.len);
+	if (err)
+		return err;
+	hi->len = DST_HDR_SIZE + m.len;
+	hi->keyed = m.len > DST_HELLO_SIZE;
+	if (dst_hello_decode(&hi->f.w, &hi->h) ||
+	    !(hi->h.features & DST_FEAT_AUTH) != !hi->keyed ||
+	    (hi->keyed && dst_hello_auth_decode(&hi->f.auth, hi->cnonce,
+						 hi->hash, hi->cipher))) {
+		pr_err_ratelimited("%s: %pISpc: malformed HELLO; closing\n",
+				   name, &conn->peer);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * Whether this client may have this export: DST_ST_OK, or the status
+ * that tells it why not.  *@ro: an access rule makes it read-only.
+ */
+static u32 dst_sconn_judge_hello(struct dst_sconn *conn,
+				 const struct dst_sconn_hello *hi, bool *ro)
+{
+	struct dst_export *exp = conn->exp;
+	struct dst_node *node = exp->node;
+	const struct dst_crypto_cfg *cfg = &node->cfg.crypto;
+	const struct dst_hello *h = &hi->h;
+
+	if (h->version_min > DST_PROTO_VERSION ||
+	    h->version_max < DST_PROTO_VERSION_MIN)
+		return DST_ST_VERSION;
+	/* A client the list refuses learns nothing, not even the name. */
+	if (dst_acl_check(node, &conn->peer, ro))
+		return DST_ST_ACCESS;
+	if (strcmp(h->export, node->name))
+		return DST_ST_NOENT;
+	if (READ_ONCE(exp->stopping))
+		return DST_ST_BUSY;
+	if (h->max_io < PAGE_SIZE)
+		return DST_ST_INVAL;
+	if (h->session &&
+	    (!h->nr_queues || !h->queue_depth ||
+	     (u32)h->nr_queues * h->queue_depth > DST_SRV_MAX_TAGS))
+		return DST_ST_INVAL;
+	/* A key on one side only, or other algorithms: never a silent downgrade. */
+	if (!hi->keyed != !cfg->key_len) {
+		pr_warn_ratelimited("%s: %pISpc: refused: %s\n", node->name,
+				    &conn->peer, hi->keyed ?
+				    "the client has a key and this export none" :
+				    "the client has no key and this export needs one");
+		return DST_ST_AUTH;
+	}
+	if (hi->keyed && (strcmp(hi->hash, dst_crypto_hash_name(cfg)) ||
+			  strcmp(hi->cipher, cfg->cipher))) {
+		pr_warn_ratelimited("%s: %pISpc: refused: the client uses hash '%*pE' cipher '%*pE', this export '%s' '%s'\n",
+				    node->name, &conn->peer,
+				    (int)strnlen(hi->hash, sizeof(hi->hash)),
+				    hi->hash,
+				    (int)strnlen(hi->cipher, sizeof(hi->cipher)),
+				    hi->cipher, dst_crypto_hash_name(cfg),
+				    cfg->cipher);
+		return DST_ST_AUTH;
+	}
+	return DST_ST_OK;
+}
+
+/*
+ * What this connection may do: what both sides can, read-only if either
+ * side says so.  The server enforces a ro rule itself: the client just
+ * knows.
+ */
+static void dst_sconn_grant(struct dst_sconn *conn, const struct dst_hello *h,
+			    bool ro)
+{
+	struct dst_geometry *g = &conn->geo;
+
+	*g = conn->exp->geo;
+	g->version = DST_PROTO_VERSION;
+	g->features &= h->features | DST_FEAT_READ_ONLY;
+	g->features |= h->features & DST_FEAT_READ_ONLY;
+	if (ro)
+		g->features |= DST_FEAT_READ_ONLY;
+	g->max_io = min_t(u32, g->max_io, rounddown(h->max_io, PAGE_SIZE));
+	if (!(g->features & DST_FEAT_DISCARD))
+		g->max_discard = 0;
+	if (!(g->features & DST_FEAT_WRITE_ZEROES))
+		g->max_write_zeroes = 0;
+}
+
+/* Refuse the client with @status, telling it why; returns -EPERM. */
+static int dst_sconn_refuse(struct dst_sconn *conn, const struct dst_hello *h,
+			    u32 status)
+{
+	const char *name = conn->exp->node->name;
+
+	if (status == DST_ST_ACCESS)
+		pr_warn_ratelimited("%s: %pISpc: refused: no access rule allows this address\n",
+				    name, &conn->peer);
+	else if (status != DST_ST_AUTH)	/* said when found */
+		pr_warn_ratelimited("%s: %pISpc: refused (export '%*pE'): status %u\n",
+				    name, &conn->peer,
+				    (int)strnlen(h->export, sizeof(h->export)),
+				    h->export, status);
+	dst_sconn_reply_hello(conn, status);
+	return -EPERM;
+}
+
 /*
  * The first frame must be a well-formed HELLO for this export; the
  * answer is the welcome with what this connection may do, or a status
@@ -271,124 +411,36 @@ static bool dst_sconn_establish(struct dst_sconn *conn)
  */
 static noinline __noclone int dst_sconn_handshake(struct dst_sconn *conn)
 {
-	struct dst_export *exp = conn->exp;
-	struct dst_node *node = exp->node;
-	const struct dst_crypto_cfg *cfg = &node->cfg.crypto;
-	/* The HELLO as received, for the proofs of a keyed handshake. */
-	struct {
-		struct dst_wire_hdr hdr;
-		struct dst_wire_hello w;
-		struct dst_wire_hello_auth auth;
-	} f;
-	struct dst_geometry *g = &conn->geo;
-	char hash[DST_NAMELEN], cipher[DST_NAMELEN];
-	u8 cnonce[DST_NONCE_LEN];
-	struct dst_hello h;
-	struct dst_msg m;
-	u32 status = DST_ST_OK;
-	bool ro = false, keyed;
+	struct dst_node *node = conn->exp->node;
+	struct dst_sconn_hello hi;
+	const struct dst_hello *h = &hi.h;
+	bool ro = false;
+	u32 status;
 	int err;
 
-	err = dst_sock_recv(conn->sock, &f.hdr, sizeof(f.hdr));
+	err = dst_sconn_read_hello(conn, &hi);
 	if (err)
 		return err;
-	if (dst_msg_decode(&f.hdr, &m) || m.cmd != DST_CMD_HELLO ||
-	    (m.len != DST_HELLO_SIZE &&
-	     m.len != DST_HELLO_SIZE + DST_HELLO_AUTH_SIZE) ||
-	    m.id || m.offset || m.status) {
-		pr_err_ratelimited("%s: %pISpc: not a DST v%d HELLO; closing\n",
-				   node->name, &conn->peer, DST_PROTO_VERSION);
-		return -EPROTO;
-	}
-	err = dst_sock_recv(conn->sock, &f.w, m.len);
-	if (err)
-		return err;
-	keyed = m.len > DST_HELLO_SIZE;
-	if (dst_hello_decode(&f.w, &h) ||
-	    !(h.features & DST_FEAT_AUTH) != !keyed ||
-	    (keyed && dst_hello_auth_decode(&f.auth, cnonce, hash, cipher))) {
-		pr_err_ratelimited("%s: %pISpc: malformed HELLO; closing\n", node->name,
-				   &conn->peer);
-		return -EPROTO;
-	}
-
-	*g = exp->geo;
-	g->version = DST_PROTO_VERSION;
-	if (h.version_min > DST_PROTO_VERSION ||
-	    h.version_max < DST_PROTO_VERSION_MIN)
-		status = DST_ST_VERSION;
-	/* A client the list refuses learns nothing, not even the name. */
-	else if (dst_acl_check(node, &conn->peer, &ro))
-		status = DST_ST_ACCESS;
-	else if (strcmp(h.export, node->name))
-		status = DST_ST_NOENT;
-	else if (READ_ONCE(exp->stopping))
-		status = DST_ST_BUSY;
-	else if (h.max_io < PAGE_SIZE)
-		status = DST_ST_INVAL;
-	else if (h.session &&
-		 (!h.nr_queues || !h.queue_depth ||
-		  (u32)h.nr_queues * h.queue_depth > DST_SRV_MAX_TAGS))
-		status = DST_ST_INVAL;
-	/* A key on one side only, or other algorithms: never a silent downgrade. */
-	else if (!keyed != !cfg->key_len) {
-		pr_warn_ratelimited("%s: %pISpc: refused: %s\n", node->name,
-				    &conn->peer, keyed ?
-				    "the client has a key and this export none" :
-				    "the client has no key and this export needs one");
-		status = DST_ST_AUTH;
-	} else if (keyed && (strcmp(hash, dst_crypto_hash_name(cfg)) ||
-			     strcmp(cipher, cfg->cipher))) {
-		pr_warn_ratelimited("%s: %pISpc: refused: the client uses hash '%*pE' cipher '%*pE', this export '%s' '%s'\n",
-				    node->name, &conn->peer,
-				    (int)strnlen(hash, sizeof(hash)), hash,
-				    (int)strnlen(cipher, sizeof(cipher)), cipher,
-				    dst_crypto_hash_name(cfg), cfg->cipher);
-		status = DST_ST_AUTH;
-	}
-	if (status == DST_ST_ACCESS) {
-		pr_warn_ratelimited("%s: %pISpc: refused: no access rule allows this address\n",
-				    node->name, &conn->peer);
-		dst_sconn_reply_hello(conn, status);
-		return -EPERM;
-	}
-	if (status) {
-		if (status != DST_ST_AUTH)
-			pr_warn_ratelimited("%s: %pISpc: refused (export '%*pE'): status %u\n",
-					    node->name, &conn->peer,
-					    (int)strnlen(h.export, sizeof(h.export)),
-					    h.export, status);
-		dst_sconn_reply_hello(conn, status);
-		return -EPERM;
-	}
-
-	/* Grant what both sides can do; read-only if either side says so. */
-	g->features &= h.features | DST_FEAT_READ_ONLY;
-	g->features |= h.features & DST_FEAT_READ_ONLY;
-	/* The server enforces a ro rule itself: the client just knows. */
-	if (ro)
-		g->features |= DST_FEAT_READ_ONLY;
-	g->max_io = min_t(u32, g->max_io, rounddown(h.max_io, PAGE_SIZE));
-	if (!(g->features & DST_FEAT_DISCARD))
-		g->max_discard = 0;
-	if (!(g->features & DST_FEAT_WRITE_ZEROES))
-		g->max_write_zeroes = 0;
+	status = dst_sconn_judge_hello(conn, &hi, &ro);
+	if (status)
+		return dst_sconn_refuse(conn, h, status);
+	dst_sconn_grant(conn, h, ro);
 	/* Only an authenticated client may fence a slot or cost memory. */
-	if (keyed) {
-		err = dst_sconn_auth(conn, &f, DST_HDR_SIZE + m.len, cnonce);
-		memzero_explicit(cnonce, sizeof(cnonce));
+	if (hi.keyed) {
+		err = dst_sconn_auth(conn, &hi.f, hi.len, hi.cnonce);
+		memzero_explicit(hi.cnonce, sizeof(hi.cnonce));
 		if (err == -EKEYREJECTED)
 			dst_sconn_reply_hello(conn, DST_ST_AUTH);
 		if (err)
 			return err == -EKEYREJECTED ? -EPERM : err;
 	}
-	if (h.session) {
-		conn->seen = kvcalloc((u32)h.nr_queues * h.queue_depth,
+	if (h->session) {
+		conn->seen = kvcalloc((u32)h->nr_queues * h->queue_depth,
 				      sizeof(*conn->seen), GFP_KERNEL);
 		if (!conn->seen)
 			return -ENOMEM;
-		conn->nr_queues = h.nr_queues;
-		conn->queue_depth = h.queue_depth;
+		conn->nr_queues = h->nr_queues;
+		conn->queue_depth = h->queue_depth;
 	}
 	/*
 	 * The client has said all it had to say, and proved it holds the
@@ -396,9 +448,10 @@ static noinline __noclone int dst_sconn_handshake(struct dst_sconn *conn)
 	 * may take longer than a handshake is given to read.
 	 */
 	cancel_delayed_work_sync(&conn->hs_timeout);
-	if (h.session && !dst_sconn_fence(conn, h.session, h.slot)) {
+	if (h->session && !dst_sconn_fence(conn, h->session, h->slot)) {
 		pr_warn_ratelimited("%s: %pISpc: the connection slot %u replaces did not drain in %d ms; refused\n",
-				    node->name, &conn->peer, h.slot, DST_SRV_FENCE_MS);
+				    node->name, &conn->peer, h->slot,
+				    DST_SRV_FENCE_MS);
 		dst_sconn_reply_hello(conn, DST_ST_BUSY);
 		return -EPERM;
 	}
@@ -413,7 +466,7 @@ static noinline __noclone int dst_sconn_handshake(struct dst_sconn *conn)
 	if (err)
 		return err;
 	pr_info("%s: client %pISpc attached%s%s\n", node->name, &conn->peer,
-		g->features & DST_FEAT_READ_ONLY ? " read-only" : "",
+		conn->geo.features & DST_FEAT_READ_ONLY ? " read-only" : "",
 		conn->crypto ? ", authenticated" : "");
 	return 0;
 }
@@ -478,52 +531,50 @@ static void dst_sconn_hs_timeout(struct work_struct *work)
 }
 
 /*
- * A connection's whole life, after accept.  Once the handshake is done,
- * the loop returns whenever the client has sent everything it had and
- * the watch queues it again where the client's next frame arrives
- * (conn.c), as nvmet-tcp runs its io_work: a request, its bio and, for a
- * device that completes inline, its reply then stay on one CPU.  The
- * last run, which finds the connection closed, frees it.
+ * The handshake, then the socket set up for service: no more receive
+ * timeout, a send timeout for clients that stop reading, and the watch
+ * that queues the loop where the client's frames arrive.
  */
-static void dst_sconn_recv_work(struct work_struct *work)
+static int dst_sconn_open(struct dst_sconn *conn)
 {
-	struct dst_sconn *conn = container_of(work, struct dst_sconn,
-					      recv_work);
 	struct dst_export *exp = conn->exp;
-	struct dst_node *node = exp->node;
-	unsigned int noio = memalloc_noio_save();
+	int err;
+
+	dst_sock_set_timeout(conn->sock, DST_SRV_HELLO_MS);
+	err = dst_sconn_handshake(conn);
+	/* The timeout's work uses the socket: done before it goes. */
+	cancel_delayed_work_sync(&conn->hs_timeout);
+	if (err)
+		return err;
+	dst_sock_set_timeout(conn->sock, 0);
+	lock_sock(conn->sock->sk);
+	conn->sock->sk->sk_sndtimeo = msecs_to_jiffies(DST_SRV_SEND_MS);
+	release_sock(conn->sock->sk);
+	dst_sock_watch(conn->sock, &conn->watch, exp->recv_wq,
+		       &conn->recv_work, NULL);
+	if (conn->crypto)
+		dst_sock_watch_tx(conn->sock, &conn->watch, exp->crypto_wq,
+				  &conn->send_work);
+	return 0;
+}
+
+/*
+ * Serve requests while the client has sent any.  Returns 0 when all is
+ * read and the watch will bring the loop back, or what ends the
+ * connection: an error, or 1 for the client's goodbye.
+ */
+static int dst_sconn_serve(struct dst_sconn *conn)
+{
 	unsigned int batch = 0, frames = 0;
 	bool more;
-	int err = 0;
+	int err;
 
-	if (!conn->established) {
-		dst_sock_set_timeout(conn->sock, DST_SRV_HELLO_MS);
-		err = dst_sconn_handshake(conn);
-		/* The timeout's work uses the socket: done before it goes. */
-		cancel_delayed_work_sync(&conn->hs_timeout);
-		if (!err) {
-			dst_sock_set_timeout(conn->sock, 0);
-			lock_sock(conn->sock->sk);
-			conn->sock->sk->sk_sndtimeo =
-				msecs_to_jiffies(DST_SRV_SEND_MS);
-			release_sock(conn->sock->sk);
-			dst_sock_watch(conn->sock, &conn->watch, exp->recv_wq,
-				       &conn->recv_work, NULL);
-			if (conn->crypto)
-				dst_sock_watch_tx(conn->sock, &conn->watch,
-						  exp->crypto_wq,
-						  &conn->send_work);
-		}
-	}
-	/* Queued for bytes an earlier run already read: wait for more. */
-	if (!err && dst_sock_idle(conn->sock)) {
-		memalloc_noio_restore(noio);
-		return;
-	}
-	while (!err) {
+	for (;;) {
 		dst_sconn_wait_budget(conn);
 		err = dst_sconn_recv_request(conn);
 		frames++;
+		if (err)
+			return err;
 		/*
 		 * Answer what completed inline once the client has sent all
 		 * it had, so replies to a burst of requests go out together
@@ -531,8 +582,6 @@ static void dst_sconn_recv_work(struct work_struct *work)
 		 * hears back, or once DST_SRV_REPLY_BYTES of read data wait,
 		 * so the client copies one large read while we do the next.
 		 */
-		if (err)
-			continue;
 		more = dst_sock_has_input(conn->sock, DST_HDR_SIZE);
 		if (more && ++batch < DST_SRV_REPLY_BATCH &&
 		    conn->held_bytes < DST_SRV_REPLY_BYTES)
@@ -550,10 +599,21 @@ static void dst_sconn_recv_work(struct work_struct *work)
 			if (atomic_read(&conn->inflight))
 				dst_sock_ack_now(conn->sock);
 			dst_sock_watch_ran(&conn->watch, frames);
-			memalloc_noio_restore(noio);
-			return;
+			return 0;
 		}
 	}
+}
+
+/*
+ * The end of a connection: answer what was read (unless sending
+ * failed), close, and free it.
+ */
+static void dst_sconn_close(struct dst_sconn *conn, int err)
+{
+	struct dst_export *exp = conn->exp;
+	struct dst_node *node = exp->node;
+	unsigned int noio = memalloc_noio_save();
+
 	/*
 	 * The loop is done reading; its sender is not: a keyed one waiting
 	 * for room must still hear of it (write_space, state changes) until
@@ -566,7 +626,6 @@ static void dst_sconn_recv_work(struct work_struct *work)
 		pr_warn_ratelimited("%s: client %pISpc: connection error %d\n",
 				    node->name, &conn->peer, err);
 
-	/* Answer what was read (unless sending failed), then close. */
 	wait_event(conn->wait, !atomic_read(&conn->inflight));
 	dst_sock_unwatch(conn->sock, &conn->watch);
 	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
@@ -593,6 +652,35 @@ static void dst_sconn_recv_work(struct work_struct *work)
 	dst_crypto_free(conn->crypto);
 	kvfree(conn->seen);
 	kfree(conn);
+}
+
+/*
+ * A connection's whole life, after accept.  Once the handshake is done,
+ * the loop returns whenever the client has sent everything it had and
+ * the watch queues it again where the client's next frame arrives
+ * (conn.c), as nvmet-tcp runs its io_work: a request, its bio and, for a
+ * device that completes inline, its reply then stay on one CPU.  The
+ * last run, which finds the connection closed, frees it.
+ */
+static void dst_sconn_recv_work(struct work_struct *work)
+{
+	struct dst_sconn *conn = container_of(work, struct dst_sconn,
+					      recv_work);
+	unsigned int noio = memalloc_noio_save();
+	int err = 0;
+
+	if (!conn->established)
+		err = dst_sconn_open(conn);
+	/* Queued for bytes an earlier run already read: wait for more. */
+	if (!err && dst_sock_idle(conn->sock)) {
+		memalloc_noio_restore(noio);
+		return;
+	}
+	if (!err)
+		err = dst_sconn_serve(conn);
+	memalloc_noio_restore(noio);
+	if (err)
+		dst_sconn_close(conn, err);
 }
 
 void dst_export_add_conn(struct dst_export *exp, struct socket *sock)

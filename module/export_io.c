@@ -405,93 +405,127 @@ static int dst_sconn_open_request(struct dst_sconn *conn,
 }
 
 /*
+ * Decode and check the header of a request.  Returns -EPROTO for a
+ * frame no correct client sends (logged; the connection ends), else 0,
+ * with *@status the DST_ST_* a well-formed request is refused with, or
+ * DST_ST_OK.
+ */
+static int dst_sconn_decode(struct dst_sconn *conn,
+			    const struct dst_wire_hdr *hdr, struct dst_msg *m,
+			    u32 *status)
+{
+	const char *why = NULL;
+	int ret;
+
+	*status = DST_ST_OK;
+	if (dst_msg_decode(hdr, m)) {
+		why = "bad magic or version";
+		ret = -EPROTO;
+	} else {
+		ret = dst_check_request(m, &conn->geo, &why);
+	}
+	if (ret < 0) {
+		pr_err_ratelimited("%s: %pISpc: protocol error: %s (cmd %u, %u bytes at %llu); closing\n",
+				   conn->exp->node->name, &conn->peer, why,
+				   m->cmd, m->len, m->offset);
+		return ret;
+	}
+	*status = ret;
+	return 0;
+}
+
+/* Refuse @io with @status: skip its data (if not read yet), say why. */
+static int dst_sconn_refuse_request(struct dst_sconn *conn, struct dst_io *io,
+				    const struct dst_msg *m, u32 status)
+{
+	int err;
+
+	io->m.status = status;
+	if (!conn->crypto) {
+		dst_sconn_before_read(conn, dst_request_payload(m));
+		err = dst_sock_discard(conn->sock, dst_request_payload(m));
+		if (err) {
+			dst_io_free(io);
+			return err;
+		}
+	}
+	dst_queue_reply(io);
+	return 0;
+}
+
+/*
+ * Pages for the data of @io, and a WRITE's data read into them (a keyed
+ * one was read and checked with its frame).
+ */
+static int dst_sconn_read_data(struct dst_sconn *conn, struct dst_io *io,
+			       const struct dst_msg *m)
+{
+	switch (m->cmd) {
+	case DST_CMD_READ:
+		dst_io_alloc_pages(io, m->len);
+		break;
+	case DST_CMD_WRITE:
+		if (conn->crypto)
+			break;		/* read and checked already */
+		dst_io_alloc_pages(io, m->len);
+		dst_sconn_before_read(conn, m->len);
+		return dst_sock_recv_bvecs(conn->sock, io->bvecs, io->nr_segs,
+					   m->len, 0);
+	}
+	return 0;
+}
+
+/*
  * Read one request and start it.  Returns 0 to go on, 1 for an orderly
  * goodbye, or an error that ends the connection.
  */
 static int __dst_sconn_recv_request(struct dst_sconn *conn,
 				    const struct dst_wire_hdr *hdr)
 {
-	struct dst_node *node = conn->exp->node;
-	const char *why = NULL;
-	struct dst_io *io;
+	struct dst_io *io = NULL;
 	struct dst_msg m;
-	int ret;
+	u32 status;
+	int err;
 
-	if (dst_msg_decode(hdr, &m)) {
-		why = "bad magic or version";
-		ret = -EPROTO;
-	} else {
-		ret = dst_check_request(&m, &conn->geo, &why);
-	}
-	if (ret < 0) {
-		pr_err_ratelimited("%s: %pISpc: protocol error: %s (cmd %u, %u bytes at %llu); closing\n",
-				   node->name, &conn->peer, why, m.cmd, m.len, m.offset);
-		return ret;
-	}
+	err = dst_sconn_decode(conn, hdr, &m, &status);
+	if (err)
+		return err;
 	/* Under session keys nothing is done with a frame before its tag. */
 	if (conn->crypto) {
-		int err;
-
 		io = dst_io_alloc(conn, &m);
 		err = dst_sconn_open_request(conn, hdr, &m, io);
 		if (err || m.cmd == DST_CMD_BYE) {
 			dst_io_free(io);
 			return err ?: 1;
 		}
-	} else {
-		io = NULL;
-		if (m.cmd == DST_CMD_BYE)
-			return 1;
+	} else if (m.cmd == DST_CMD_BYE) {
+		return 1;
 	}
 	/* Status: what it is refused with, if it is (its reply says so). */
-	trace_dst_srv_request(node->name, &conn->peer, conn->slot, m.id, m.cmd,
-			      m.offset, m.len, ret);
-	if (!ret && m.cmd != DST_CMD_PING) {
-		ret = dst_sconn_resend(conn, &m, io);
-		if (ret) {
+	trace_dst_srv_request(conn->exp->node->name, &conn->peer, conn->slot,
+			      m.id, m.cmd, m.offset, m.len, status);
+	if (status == DST_ST_OK && m.cmd != DST_CMD_PING) {
+		int resent = dst_sconn_resend(conn, &m, io);
+
+		if (resent) {
 			if (io)
 				dst_io_free(io);
-			return ret < 0 ? ret : 0;
+			return resent < 0 ? resent : 0;
 		}
 	}
 
 	if (!io)
 		io = dst_io_alloc(conn, &m);
-	if (ret > 0) {
-		/* Well formed but refused: skip its data, say why. */
-		io->m.status = ret;
-		if (!conn->crypto) {
-			dst_sconn_before_read(conn, dst_request_payload(&m));
-			ret = dst_sock_discard(conn->sock,
-					       dst_request_payload(&m));
-			if (ret) {
-				dst_io_free(io);
-				return ret;
-			}
-		}
+	if (status != DST_ST_OK)
+		return dst_sconn_refuse_request(conn, io, &m, status);
+	if (m.cmd == DST_CMD_PING) {
 		dst_queue_reply(io);
 		return 0;
 	}
-
-	switch (m.cmd) {
-	case DST_CMD_PING:
-		dst_queue_reply(io);
-		return 0;
-	case DST_CMD_READ:
-		dst_io_alloc_pages(io, m.len);
-		break;
-	case DST_CMD_WRITE:
-		if (conn->crypto)
-			break;		/* read and checked already */
-		dst_io_alloc_pages(io, m.len);
-		dst_sconn_before_read(conn, m.len);
-		ret = dst_sock_recv_bvecs(conn->sock, io->bvecs, io->nr_segs,
-					  m.len, 0);
-		if (ret) {
-			dst_io_free(io);
-			return ret;
-		}
-		break;
+	err = dst_sconn_read_data(conn, io, &m);
+	if (err) {
+		dst_io_free(io);
+		return err;
 	}
 	/*
 	 * Read, checked, now published: the request is hashed (a resend

@@ -36,7 +36,7 @@
  * loss of a connection, a reconnection, fail_timeout_s) owns the request
  * and either completes it or requeues it to be sent again.  cmd->lock is
  * a spinlock, taken with bottom halves off: a reply may be taken in
- * softirq (client.c's fast path), which copies its data under the lock.
+ * softirq (client_rx.c's fast path), which copies its data under the lock.
  * The receive loop, which may sleep in the middle of a reply's data,
  * marks the request RECEIVING instead, and nobody completes a request
  * whose pages are still being written.
@@ -50,8 +50,10 @@
 #define DST_ID_GEN_SHIFT	32
 
 /*
- * cmd->flags, the state above, changed only here and only under
- * cmd->lock: the rest of the driver calls the transitions below.
+ * cmd->flags, the state above, changed only here, and under cmd->lock
+ * but for dst_trans_init(): the rest of the driver calls the transitions
+ * below.  (A stale reply may look at a request being initialised; what
+ * it finds there, 0 or EXPIRED, is never awaited.)
  */
 #define DST_CMD_INFLIGHT	0	/* sent, reply awaited; owner completes */
 #define DST_CMD_ORPHAN		1	/* its connection died; awaits the fence */
