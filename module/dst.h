@@ -329,7 +329,7 @@ int dst_crypto_open(struct dst_crypto *c, const void *hdr,
 #define DST_CHALLENGE_SIZE	sizeof(struct dst_wire_challenge)
 #define DST_PROOF_SIZE		sizeof(struct dst_wire_proof)
 
-/* conn.c: one TCP socket */
+/* watch.c: who reads a socket, and where */
 
 /*
  * Who runs when a socket has something to read: see dst_sock_watch().
@@ -353,8 +353,17 @@ struct dst_sock_watch {
 	bool rx_off;	/* dst_sock_unwatch_rx(): the loop is not queued */
 };
 
+void dst_sock_watch(struct socket *sock, struct dst_sock_watch *w,
+		    struct workqueue_struct *wq, struct work_struct *work,
+		    bool (*fast)(struct dst_sock_watch *w, struct sock *sk));
+void dst_sock_unwatch(struct socket *sock, struct dst_sock_watch *w);
+void dst_sock_unwatch_rx(struct socket *sock, struct dst_sock_watch *w);
+void dst_sock_watch_tx(struct socket *sock, struct dst_sock_watch *w,
+		       struct workqueue_struct *wq, struct work_struct *work);
+void dst_sock_watch_claim(struct socket *sock, struct dst_sock_watch *w);
 void dst_sock_watch_ran(struct dst_sock_watch *w, unsigned int frames);
 
+/* conn.c: one TCP socket */
 struct socket *dst_sock_connect(struct net *net,
 				const struct sockaddr_storage *addr,
 				int timeout_ms);
@@ -370,11 +379,6 @@ u32 dst_sock_unacked(struct socket *sock);
 bool dst_sock_acked(struct socket *sock, u32 seq);
 bool dst_sock_has_input(struct socket *sock, u32 bytes);
 bool dst_sock_idle(struct socket *sock);
-void dst_sock_watch(struct socket *sock, struct dst_sock_watch *w,
-		    struct workqueue_struct *wq, struct work_struct *work,
-		    bool (*fast)(struct dst_sock_watch *w, struct sock *sk));
-void dst_sock_unwatch(struct socket *sock, struct dst_sock_watch *w);
-void dst_sock_watch_claim(struct socket *sock, struct dst_sock_watch *w);
 u32 dst_sk_inq(const struct sock *sk);
 bool dst_sk_peek(struct sock *sk, void *buf, u32 len);
 bool dst_sk_room_for(const struct sock *sk, u32 len);
@@ -389,9 +393,6 @@ int dst_sock_send_bvec(struct socket *sock, const struct bio_vec *bv,
 int dst_sock_send_nowait(struct socket *sock, const void *buf,
 			 const struct bio_vec *bv, size_t off, size_t len,
 			 bool zero_copy, int flags);
-void dst_sock_unwatch_rx(struct socket *sock, struct dst_sock_watch *w);
-void dst_sock_watch_tx(struct socket *sock, struct dst_sock_watch *w,
-		       struct workqueue_struct *wq, struct work_struct *work);
 int dst_sock_recv(struct socket *sock, void *buf, size_t len);
 int dst_sock_recv_bvecs(struct socket *sock, const struct bio_vec *bv,
 			unsigned int nr, size_t len, size_t offset);
@@ -465,7 +466,7 @@ unsigned int dst_trans_count(struct blk_mq_tag_set *set);
 struct seq_file;
 void dst_trans_show(struct seq_file *m, struct blk_mq_tag_set *set);
 
-/* client.c: remote nodes */
+/* client_node.c: remote nodes (client.h: their insides) */
 int dst_remote_start(struct dst_node *node);
 void dst_remote_stop(struct dst_node *node);
 void dst_remote_scan_wait(struct dst_node *node);
@@ -475,7 +476,7 @@ const char *dst_remote_link_state(struct dst_node *node);
 void dst_remote_show_inflight(struct dst_node *node, struct seq_file *m);
 void dst_remote_show_conns(struct dst_node *node, struct seq_file *m);
 
-/* export.c: export nodes */
+/* export.c: export nodes (export.h: their insides) */
 int dst_export_start(struct dst_node *node);
 void dst_export_stop(struct dst_node *node);
 void dst_export_set_crypto_threads(struct dst_node *node, int n);

@@ -426,7 +426,7 @@ rest of the driver sees it.  conn.c wraps kernel sockets: connect and
 listen in the node's network namespace, bounded sends and receives,
 zero-copy page sends, and the socket callbacks that wake a connection's
 work item when data or room arrives.""",
-         src("proto.c", "conn.c")),
+         src("proto.c", "conn.c", "watch.c")),
         ("dst: access lists, keys and frame protection",
          """An export admits clients by access list (longest prefix wins, default
 deny, read-only enforced by the server).  With a shared key both sides
