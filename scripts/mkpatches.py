@@ -42,6 +42,7 @@ DOCS = [  # docs/ file, its title in the guide
     ("root-on-dst", "Root file system on DST"),
     ("connector", "The connector interface of 2008"),
     ("debugging", "Tracepoints and debugfs"),
+    ("architecture", "Inside the driver: a map"),
 ]
 DATE = "December 2026"
 KVER = "6.1"
