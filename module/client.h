@@ -133,6 +133,7 @@ void dst_rconn_kill(struct dst_rconn *conn);
 struct socket *dst_rconn_open(struct dst_remote *rem, struct dst_rconn *conn,
 			      bool first, int timeout_ms,
 			      struct dst_crypto **cryptop);
+void dst_rconn_attach(struct dst_rconn *conn, struct socket *sock);
 void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 		  struct dst_crypto *crypto);
 void dst_rconn_down(struct dst_rconn *conn, int err);

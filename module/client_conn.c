@@ -12,6 +12,21 @@
  * then are the orphans resent.  The node's link state (up, degraded,
  * reconnecting, failed), the fail timer and keepalive live here too
  * (docs/resilience.md has the diagrams).
+ *
+ * A slot's state is `live` and its `epoch`, changed only here: once the
+ * node runs, under the slot's tx_lock (a sender sees both or neither)
+ * and, for the count of live slots, the node's state_lock:
+ *
+ *   dst_rconn_attach() ----> live (epoch 0) <---- dst_rconn_up(): live,
+ *                              |                  epoch + 1, orphans
+ *             dst_rconn_down() |                  resent
+ *                              v                        ^
+ *                     down: orphans held  --------------+
+ *                     dst_reconnect_work(): a new socket, fenced
+ *
+ * The receive loop is the only one to take a slot down, once it has
+ * read the end of its stream: so a slot is never taken down twice, and
+ * nothing arrives on a slot that is down.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -374,6 +389,14 @@ fail:
 }
 
 /* --- the link: connections going down and coming back --------------- */
+
+/* Slot @conn's first socket, at attach: live before anything runs. */
+void dst_rconn_attach(struct dst_rconn *conn, struct socket *sock)
+{
+	conn->sock = sock;
+	conn->last_rx = jiffies;
+	conn->live = true;
+}
 
 /*
  * The receive loop of @conn has ended: nothing more can arrive on it.

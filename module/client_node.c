@@ -200,9 +200,7 @@ static int dst_remote_connect(struct dst_remote *rem, u64 *size)
 
 		if (IS_ERR(sock))
 			return PTR_ERR(sock);
-		conn->sock = sock;
-		conn->live = true;
-		conn->last_rx = jiffies;
+		dst_rconn_attach(conn, sock);
 	}
 	rem->nr_live = rem->nr_conns;
 	err = dst_remote_size(rem, size);

@@ -13,6 +13,25 @@
  * replaces -- shuts it down and waits for all its I/O to finish -- before
  * the welcome, so no stale copy of a resent write can reach the disk after
  * the client saw it complete.
+ *
+ * A connection's state, each change made in one function, under
+ * exp->conns_lock:
+ *
+ *   accept --> handshake --dst_sconn_establish()--> established
+ *                  |                                     |
+ *                  +-- a newer HELLO for its (session, slot):
+ *                  |   dst_sconn_fence() marks it fenced and shuts
+ *                  |   it down; it drains and never answers again
+ *                  v                                     v
+ *   dst_sconn_close(): off the list, freed  <-- error, BYE, fenced,
+ *                                               the export stopping
+ *
+ * `established` and `fenced` are two bits, not one state: a connection
+ * can be fenced while still in its handshake (itself waiting on a fence),
+ * and must then still give its handshake slot back when it closes.
+ * `dead` belongs to the reply path (dst_sconn_kill(), under conn->lock):
+ * a send failed, and replies are dropped from then on.  debugfs shows
+ * the combination (dst_sconn_state()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
