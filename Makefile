@@ -9,6 +9,8 @@
 #   make check-debug  every suite, and tests/debug/, in that kernel;
 #                 SUITES="tests/bats/x.bats ..." for some only
 #   make bench    DST against raw brd, NBD and NVMe/TCP in one guest
+#   make bench-ab BASE=REV  DST as it is against DST at git revision REV,
+#                 in one guest boot (tests/bench/ab)
 #   make bench-profile  wakeups and context switches per I/O, traced;
 #                 PROFILE="-c -d 32" for a CPU profile at QD32 (see
 #                 tests/bench/profile for the options)
@@ -78,6 +80,10 @@ demo: module tools
 bench: module tools
 	@sh tests/bench/run
 
+bench-ab: module tools
+	@test -n "$(BASE)" || { echo "make bench-ab: BASE=REV, the revision to compare with" >&2; exit 2; }
+	@sh tests/bench/ab $(BASE)
+
 bench-profile: module tools
 	@sh tests/bench/profile $(PROFILE)
 
@@ -127,4 +133,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/selftest/warn clean
 	rm -rf build
 
-.PHONY: all deps module tools check check-debug debug-kernel demo bench bench-profile vm-shell lint install deb check-packages patches check-patches clean
+.PHONY: all deps module tools check check-debug debug-kernel demo bench bench-ab bench-profile vm-shell lint install deb check-packages patches check-patches clean

@@ -20,6 +20,9 @@ ramp=${DST_BENCH_RAMP:-2}
 # Subsets, for profiling one target: DST_BENCH_TARGETS="dst" DST_BENCH_CONNS=1
 # DST_BENCH_JOBS="read-1m-qd8" (the names below)
 targets=${DST_BENCH_TARGETS:-raw dst dst-crypto nbd nvme}
+# A/B (tests/bench/ab): targets "base" and "base-crypto" are dst and
+# dst-crypto with this other dst.ko, their labels prefixed "base-".
+base_ko=${DST_BENCH_BASE_KO:-}
 conns=${DST_BENCH_CONNS:-1 2 4}
 work=/tmp/bench
 mkdir -p "$work"
@@ -96,21 +99,21 @@ dst_run() {
 	dst_down "$out/$label.stats"
 }
 
-# run_dst ORDER: one DST pair per connection count, in ORDER.
+# run_dst KO PREFIX ORDER: one DST pair per connection count, in ORDER.
 run_dst() {
-	insmod "$top/module/dst.ko"
-	for n in $1; do
-		dst_run "dst-$n" "$n"
+	insmod "$1"
+	for n in $3; do
+		dst_run "$2dst-$n" "$n"
 	done
 	rmmod dst
 }
 
 # The same with every frame authenticated, then also encrypted (2
-# connections, so both vCPUs hash).
+# connections, so both vCPUs hash).  run_dst_crypto KO PREFIX
 run_dst_crypto() {
-	insmod "$top/module/dst.ko"
-	dst_run dst-hmac 2 'hmac(sha256)'
-	dst_run dst-gcm 2 'hmac(sha256)' 'gcm(aes)'
+	insmod "$1"
+	dst_run "$2dst-hmac" 2 'hmac(sha256)'
+	dst_run "$2dst-gcm" 2 'hmac(sha256)' 'gcm(aes)'
 	rmmod dst
 }
 
@@ -133,8 +136,10 @@ run() {
 	want "$1" || return 0
 	case "$1" in
 	raw) run_raw ;;
-	dst) run_dst "$2" ;;
-	dst-crypto) run_dst_crypto ;;
+	dst) run_dst "$top/module/dst.ko" "" "$2" ;;
+	dst-crypto) run_dst_crypto "$top/module/dst.ko" "" ;;
+	base) run_dst "$base_ko" base- "$2" ;;
+	base-crypto) run_dst_crypto "$base_ko" base- ;;
 	nbd) run_nbd ;;
 	nvme) run_nvme ;;
 	esac
@@ -147,7 +152,12 @@ rev() {
 	echo "$r"
 }
 
-order="raw dst dst-crypto nbd nvme"
+order="raw dst dst-crypto nbd nvme base base-crypto"
+if want base || want base-crypto; then
+	[ -f "$base_ko" ] || die "DST_BENCH_BASE_KO: no dst.ko at '$base_ko'"
+	# Interleaved, so a drift over the boot favours neither build.
+	order="dst base dst-crypto base-crypto"
+fi
 round=1
 while [ "$round" -le "$rounds" ]; do
 	say "round $round"
