@@ -425,8 +425,10 @@ flight with their age and state, and each connection's state.""",
 frames and checks every field that comes from the network before the
 rest of the driver sees it.  conn.c wraps kernel sockets: connect and
 listen in the node's network namespace, bounded sends and receives,
-zero-copy page sends, and the socket callbacks that wake a connection's
-work item when data or room arrives.""",
+zero-copy page sends.  watch.c owns the socket callbacks that wake a
+connection's work item when data or room arrives, on the CPU where the
+bytes came in, and the claim that lets a softirq fast path and a
+receive loop share a socket without ever reading it together.""",
          src("proto.c", "conn.c", "watch.c")),
         ("dst: access lists, keys and frame protection",
          """An export admits clients by access list (longest prefix wins, default
@@ -445,7 +447,9 @@ reconnecting client's old connection is fenced (drained, then closed)
 before the new one is admitted, so no old copy of a request can land
 after its resend.  What one client can hold is bounded: connections in
 the handshake, time to finish it, requests and bytes pinned until their
-replies are taken.""",
+replies are taken.  Five files: the node and listener (export.c), a
+client connection (export_conn.c), a request (export_io.c), replies
+(export_reply.c), and the pages kept for reuse (export_pages.c).""",
          src("export.h", "export.c", "export_conn.c", "export_io.c",
              "export_reply.c", "export_pages.c")),
         ("dst: the remote node: transactions and the disk",
@@ -456,7 +460,11 @@ complete.  trans.c names every transaction by tag, queue and a 32-bit
 generation and decides who owns it: an unanswered request is resent on
 the same connection, a lost connection's requests wait for the
 reconnection to fence them and are then resent on any connection, and
-with no connection at all I/O is held for fail_timeout_s.""",
+with no connection at all I/O is held for fail_timeout_s.  trans.c
+makes every change of a transaction's state itself and checks the state
+it starts from.  The node (client_node.c), the disk and its sends
+(client.c), a connection slot (client_conn.c) and replies (client_rx.c)
+each have their file.""",
          src("trans.c", "client.h", "client.c", "client_conn.c",
              "client_rx.c", "client_node.c")),
         ("dst: configfs and the connector",
