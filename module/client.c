@@ -346,11 +346,18 @@ static bool dst_rq_resend_conn(struct dst_remote *rem, struct request *rq,
 		*connp = conn;
 		return false;
 	}
-	fail = READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping);
 	*ret = BLK_STS_OK;
 	spin_lock_bh(&cmd->lock);
-	if (!dst_trans_take_answer(rq) && !dst_trans_hold_orphan(rq, fail))
-		*ret = BLK_STS_IOERR;
+	/*
+	 * The node's giving up is read under cmd->lock: whoever sets it
+	 * then fails the orphans, taking each one's lock, and must find
+	 * this one held if it did not fail it here.
+	 */
+	if (!dst_trans_take_answer(rq)) {
+		fail = READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping);
+		if (!dst_trans_hold_orphan(rq, fail))
+			*ret = BLK_STS_IOERR;
+	}
 	spin_unlock_bh(&cmd->lock);
 	mutex_unlock(&conn->tx_lock);
 	return true;
@@ -514,7 +521,7 @@ enum dst_verdict {
 	DST_TO_HOLD,		/* wait on: not ours, or not all sent yet */
 	DST_TO_RESEND,		/* send again, same connection, same id */
 	DST_TO_EXPIRE,		/* drop the connection, fail once fenced */
-	DST_TO_TIMEOUT,		/* an orphan out of retries: fail */
+	DST_TO_EXPIRE_ORPHAN,	/* an orphan out of retries: fail once fenced */
 	DST_TO_FAIL,		/* the node gave up: I/O error */
 };
 
@@ -537,13 +544,20 @@ static enum dst_verdict dst_timeout_verdict(struct dst_remote *rem,
 		if (expired ||
 		    !dst_sock_acked(rem->conns[cmd->conn].sock, cmd->seq))
 			return DST_TO_HOLD;
-		return cmd->retries < rem->max_retries ? DST_TO_RESEND : DST_TO_EXPIRE;
+		return cmd->retries < rem->max_retries ? DST_TO_RESEND :
+							 DST_TO_EXPIRE;
 	case DST_TS_ORPHAN:
 		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
 			return DST_TO_FAIL;
+		/*
+		 * Other connections work, and still its slot has not come
+		 * back: count the wait as a retry.  Out of them it expires,
+		 * and fails when its slot's reconnection has fenced the
+		 * copy the server may still have -- never before.
+		 */
 		if (!expired && READ_ONCE(rem->nr_live) &&
 		    cmd->retries++ >= rem->max_retries)
-			return DST_TO_TIMEOUT;
+			return DST_TO_EXPIRE_ORPHAN;
 		return DST_TO_HOLD;
 	case DST_TS_BUSY:
 		/* Its pages are being sent or filled: not ours to touch. */
@@ -565,8 +579,8 @@ static enum dst_verdict dst_timeout_verdict(struct dst_remote *rem,
  * or when the node gives up (fail_timeout_s, detach).  A reply that
  * comes before the connection is gone still completes it.  Orphaned:
  * hold it while the node has no connection at all (fail_timeout_s
- * decides), else count the wait as a retry too -- except an expired
- * one, which waits for its fence.
+ * decides), else count the wait as a retry too; out of retries it
+ * expires the same way, failing at its fence.
  */
 static enum blk_eh_timer_return dst_timeout(struct request *rq)
 {
@@ -594,11 +608,11 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		tries = dst_trans_resend(rq);
 		break;
 	case DST_TO_EXPIRE:
+	case DST_TO_EXPIRE_ORPHAN:
 		dst_trans_expire(rq);
 		break;
-	default:
-		dst_trans_fail_orphan(rq, what == DST_TO_FAIL ? BLK_STS_IOERR :
-							 BLK_STS_TIMEOUT);
+	case DST_TO_FAIL:
+		dst_trans_fail_orphan(rq, BLK_STS_IOERR);
 		break;
 	}
 	spin_unlock_bh(&cmd->lock);
@@ -624,14 +638,14 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 				    dst_rem_name(rem), op, bytes, pos, tries,
 				    rem->max_retries);
 		break;
-	case DST_TO_TIMEOUT:
+	case DST_TO_EXPIRE_ORPHAN:
 		atomic64_inc(&rem->timeouts);
 		trace_dst_timeout(dst_rem_name(rem), conn, id, cmd_op, pos, bytes,
 				  tries, false);
-		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends\n",
+		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends; it fails once connection %d is back and the server has fenced its copy\n",
 				   dst_rem_name(rem), op, bytes, pos,
-				   rem->max_retries);
-		break;
+				   rem->max_retries, conn);
+		return BLK_EH_RESET_TIMER;
 	case DST_TO_FAIL:
 		break;
 	}

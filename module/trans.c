@@ -452,15 +452,19 @@ unsigned int dst_trans_resend(struct request *rq)
 }
 
 /*
- * Out of retries in flight: the caller drops the connection, and the
- * request fails once it is an orphan whose connection was fenced (or
- * when the node gives up).  A reply before that still completes it.
+ * Out of retries, in flight (the caller drops the connection) or an
+ * orphan: the request fails once its connection has been fenced by the
+ * slot's reconnection (dst_trans_resend_orphans()), or when the node
+ * gives up.  A reply before that still completes it.
  */
 void dst_trans_expire(struct request *rq)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
-	dst_trans_expect(cmd, DST_F(INFLIGHT), DST_F(EXPIRED), "expire");
+	dst_trans_expect(cmd, 0, DST_F(EXPIRED) | DST_F(SENDING) |
+			 DST_F(RECEIVING), "expire");
+	WARN_ONCE(!(cmd->flags & (DST_F(INFLIGHT) | DST_F(ORPHAN))),
+		  "dst: expire: transaction in state %#lx\n", cmd->flags);
 	set_bit(DST_CMD_EXPIRED, &cmd->flags);
 }
 
