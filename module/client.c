@@ -349,9 +349,10 @@ static bool dst_rq_resend_conn(struct dst_remote *rem, struct request *rq,
 	*ret = BLK_STS_OK;
 	spin_lock_bh(&cmd->lock);
 	/*
-	 * The node's giving up is read under cmd->lock: whoever sets it
-	 * then fails the orphans, taking each one's lock, and must find
-	 * this one held if it did not fail it here.
+	 * The node's giving up is read under cmd->lock, which whoever sets
+	 * it then takes to fail each orphan: that walk finds this one held
+	 * if it was not failed here -- or, if it missed the request just
+	 * started, the timeout handler fails it one period later.
 	 */
 	if (!dst_trans_take_answer(rq)) {
 		fail = READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping);
@@ -523,7 +524,27 @@ enum dst_verdict {
 	DST_TO_EXPIRE,		/* drop the connection, fail once fenced */
 	DST_TO_EXPIRE_ORPHAN,	/* an orphan out of retries: fail once fenced */
 	DST_TO_FAIL,		/* the node gave up: I/O error */
+	DST_TO_FAIL_SLOT,	/* ... on its slot: I/O error */
 };
+
+/*
+ * The slot @cmd's copy went on has been down for fail_timeout_s, not
+ * replaced, while other connections work: its orphans fail with EIO as
+ * the node's all do when none works, so a slot the server refuses for
+ * good does not hold them forever.  Lockless: a decision one timeout
+ * late is no harm.
+ */
+static bool dst_slot_given_up(struct dst_remote *rem,
+			      const struct dst_cmd *cmd)
+{
+	struct dst_rconn *conn = &rem->conns[cmd->conn];
+
+	if (rem->fail_s < 0 || READ_ONCE(conn->live) ||
+	    READ_ONCE(conn->epoch) != cmd->epoch)
+		return false;
+	return time_after_eq(jiffies, READ_ONCE(conn->down_since) +
+				      (unsigned long)rem->fail_s * HZ);
+}
 
 /* What becomes of @rq, which timed out, as it stands.  cmd->lock held. */
 static enum dst_verdict dst_timeout_verdict(struct dst_remote *rem,
@@ -549,6 +570,8 @@ static enum dst_verdict dst_timeout_verdict(struct dst_remote *rem,
 	case DST_TS_ORPHAN:
 		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
 			return DST_TO_FAIL;
+		if (dst_slot_given_up(rem, cmd))
+			return DST_TO_FAIL_SLOT;
 		/*
 		 * Other connections work, and still its slot has not come
 		 * back: count the wait as a retry.  Out of them it expires,
@@ -612,6 +635,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		dst_trans_expire(rq);
 		break;
 	case DST_TO_FAIL:
+	case DST_TO_FAIL_SLOT:
 		dst_trans_fail_orphan(rq, BLK_STS_IOERR);
 		break;
 	}
@@ -646,6 +670,11 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 				   dst_rem_name(rem), op, bytes, pos,
 				   rem->max_retries, conn);
 		return BLK_EH_RESET_TIMER;
+	case DST_TO_FAIL_SLOT:
+		pr_err_ratelimited("%s: %s of %u bytes at %llu failed: connection %d has been down for %d s\n",
+				   dst_rem_name(rem), op, bytes, pos, conn,
+				   rem->fail_s);
+		break;
 	case DST_TO_FAIL:
 		break;
 	}

@@ -69,6 +69,7 @@ struct dst_rconn {
 	/* ... and what each session of this slot borrows (keyed only). */
 	struct dst_crypto_buf *cbuf;
 	unsigned long last_rx;	/* jiffies of the last sign of life */
+	unsigned long down_since;	/* jiffies: it went down (not live) */
 	u64 ka_progress;	/* TCP progress seen by the keepalive */
 	/* Runs while the socket has input, where it arrives (conn.c). */
 	struct work_struct recv_work;

@@ -412,6 +412,7 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 
 	dst_rconn_kill(conn);
 	mutex_lock(&conn->tx_lock);
+	WRITE_ONCE(conn->down_since, jiffies);
 	WRITE_ONCE(conn->live, false);
 	mutex_unlock(&conn->tx_lock);
 	orphans = dst_trans_orphan(&rem->set, conn->idx);
