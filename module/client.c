@@ -207,7 +207,7 @@ static int dst_rconn_send_rest(struct dst_rconn *conn, u32 skip)
 {
 	conn->tx_skip = skip;
 	reinit_completion(&conn->tx_done);
-	queue_work(conn->rem->wq, &conn->tx_work);
+	queue_work(conn->rem->tx_wq, &conn->tx_work);
 	wait_for_completion_state(&conn->tx_done, TASK_IDLE);
 	return conn->tx_err;
 }

@@ -83,7 +83,17 @@ struct dst_remote {
 	bool read_only;
 	int index;			/* dstN */
 	u64 session;			/* names us to the server's fence */
-	struct workqueue_struct *wq;	/* rx loops, reconnect, timers */
+	/*
+	 * Three workqueues, all WQ_MEM_RECLAIM, so that no work item ever
+	 * waits for another on its own workqueue: under memory pressure a
+	 * workqueue may be down to its one rescuer thread.  The reconnect
+	 * work flushes a slot's receive loop; a receive loop and the
+	 * reconnect and keepalive works take a slot's tx_lock, which a
+	 * submitter may hold while it waits for the slot's tx_work.
+	 */
+	struct workqueue_struct *wq;	/* rx loops, per CPU */
+	struct workqueue_struct *ctl_wq; /* reconnect, fail, keepalive, watchdog */
+	struct workqueue_struct *tx_wq;	/* the rest of an interrupted frame */
 	struct blk_mq_tag_set set;
 	struct dst_trans_gens *gens;	/* per tag, see trans.c */
 	struct work_struct scan_work;	/* the partition table, at attach */

@@ -426,12 +426,12 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 		blk_mq_quiesce_queue_nowait(rem->disk->queue);
 		rem->quiesced = true;
 		if (rem->fail_s >= 0)
-			queue_delayed_work(rem->wq, &rem->fail_work,
+			queue_delayed_work(rem->ctl_wq, &rem->fail_work,
 					   rem->fail_s * HZ);
 	}
 	dst_remote_set_link(rem);
 	if (!stopping)
-		queue_delayed_work(rem->wq, &rem->reconnect_work, 0);
+		queue_delayed_work(rem->ctl_wq, &rem->reconnect_work, 0);
 	mutex_unlock(&rem->state_lock);
 
 	if (stopping || READ_ONCE(rem->failfast)) {
@@ -546,7 +546,7 @@ void dst_reconnect_work(struct work_struct *work)
 		dst_rconn_up(conn, sock, crypto);
 	}
 	if (again && !READ_ONCE(rem->stopping))
-		queue_delayed_work(rem->wq, &rem->reconnect_work,
+		queue_delayed_work(rem->ctl_wq, &rem->reconnect_work,
 				   dst_reconnect_delay(rem));
 	else if (!again)
 		rem->attempt = 0;
@@ -646,7 +646,7 @@ void dst_ka_work(struct work_struct *work)
 			dst_rconn_kill(conn);
 	}
 	memalloc_noio_restore(noio);
-	queue_delayed_work(rem->wq, &rem->ka_work, max(ka / 2, 1UL));
+	queue_delayed_work(rem->ctl_wq, &rem->ka_work, max(ka / 2, 1UL));
 }
 
 /* Tell the server we are going, where the connection still works. */

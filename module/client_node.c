@@ -51,7 +51,7 @@ static void dst_watchdog(struct work_struct *work)
 
 	if (now != rem->seen) {
 		rem->seen = now;
-		queue_delayed_work(rem->wq, &rem->watchdog,
+		queue_delayed_work(rem->ctl_wq, &rem->watchdog,
 				   msecs_to_jiffies(DST_DETACH_GRACE_MS));
 		return;
 	}
@@ -77,6 +77,10 @@ static void dst_remote_free(struct dst_remote *rem)
 		dst_crypto_free(conn->crypto);
 		dst_crypto_buf_free(conn->cbuf);
 	}
+	if (rem->tx_wq)
+		destroy_workqueue(rem->tx_wq);
+	if (rem->ctl_wq)
+		destroy_workqueue(rem->ctl_wq);
 	if (rem->wq)
 		destroy_workqueue(rem->wq);
 	free_percpu(rem->stats);
@@ -226,7 +230,11 @@ static int dst_remote_alloc_io(struct dst_remote *rem)
 	/* Per-CPU: a receive loop runs where its socket's bytes arrive. */
 	rem->wq = alloc_workqueue("dst-%s", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0,
 				  node->name);
-	if (!rem->wq)
+	rem->ctl_wq = alloc_workqueue("dst-%s-ctl", WQ_MEM_RECLAIM, 0,
+				      node->name);
+	rem->tx_wq = alloc_workqueue("dst-%s-send", WQ_MEM_RECLAIM | WQ_HIGHPRI,
+				     0, node->name);
+	if (!rem->wq || !rem->ctl_wq || !rem->tx_wq)
 		return -ENOMEM;
 	index = ida_alloc_max(&dst_index_ida, DST_MAX_DISKS - 1, GFP_KERNEL);
 	if (index < 0)
@@ -255,7 +263,7 @@ static void dst_remote_run(struct dst_remote *rem)
 		trace_dst_conn_up(node->name, i, 0, 0, 0);
 	}
 	if (rem->ka_ms)
-		queue_delayed_work(rem->wq, &rem->ka_work,
+		queue_delayed_work(rem->ctl_wq, &rem->ka_work,
 				   msecs_to_jiffies(rem->ka_ms / 2));
 }
 
@@ -386,7 +394,7 @@ void dst_remote_stop(struct dst_node *node)
 	cancel_delayed_work_sync(&rem->reconnect_work);
 
 	rem->seen = atomic_long_read(&rem->completions);
-	queue_delayed_work(rem->wq, &rem->watchdog,
+	queue_delayed_work(rem->ctl_wq, &rem->watchdog,
 			   msecs_to_jiffies(DST_DETACH_GRACE_MS));
 	/* A scan still waiting ends with its I/O, failed above or by then. */
 	cancel_work_sync(&rem->scan_work);
