@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The remote (client) side against faults it must survive without
 # losing data, hanging or leaving half a frame on the wire: a server
-# that never answers a write, one that cuts a READ reply short, a signal
+# that never answers a write, one that drops the connection a write came
+# on and keeps its slot out, one that cuts a READ reply short, a signal
 # in the middle of a send, and a server gone for good during enable.
 # Hostile servers are tests/proto/dstserver.py; docs/resilience.md is the
 # contract.
@@ -41,6 +42,58 @@ sendq_at_least() {
 	logged 'hello 2'
 	[ "$(stat_of "$R" timeouts)" -ge 1 ]
 	klog | grep -q 'r1: .* timed out after 1 resends; dropping connection 0'
+}
+
+# count_of WORD: how many lines of the server's log start with WORD.
+count_of() {
+	grep -c "^$1 " "$SLOG" || true
+}
+
+# count_at_least WORD N: that many lines start with WORD.
+count_at_least() {
+	[ "$(count_of "$1")" -ge "$2" ]
+}
+
+# orphan_expired: the client logged that its orphaned write ran out of
+# retries (and, since the fix, that it fails only once fenced).
+orphan_expired() {
+	klog | grep -q 'r1: WRITE of 4096 bytes at 0 timed out after 1 resends'
+}
+
+@test "an orphan out of retries fails only once its slot is back and fenced" {
+	hostile_server orphan-write --release "$BATS_TEST_TMPDIR/release"
+	# fail_timeout_s=-1: only the fence may end the write, however long
+	# the emulated machine takes.
+	dst_attach r1 "$SRV" export=e1 connections=2 trans_scan_timeout=1000 \
+		trans_max_retries=1 reconnect_delay_ms=200 fail_timeout_s=-1
+	dd if=/dev/zero of="$DST_DEV" bs=4k count=1 oflag=direct \
+		2> "$BATS_TEST_TMPDIR/dd.err" 3>&- &
+	pid=$!
+	# The server took the write and closed its connection; that slot
+	# cannot come back, the other connection works: each scan period
+	# counts as a retry, and the write expires.
+	wait_for 30 grep -q '^orphaned ' "$SLOG"
+	wait_for 30 orphan_expired
+	# It does not fail while the server may still hold its copy: two more
+	# reconnections of its slot are refused, and the write still waits.
+	wait_for 60 count_at_least refused $(( $(count_of refused) + 2 ))
+	run exited "$pid"
+	assert_failure
+	klog | grep -q 'it fails once connection [01] is back'
+	state_is "$R" degraded
+	# The slot comes back (the handshake a real server fences in); then,
+	# and only then, the write fails with a timeout.
+	hellos=$(count_of hello)
+	touch "$BATS_TEST_TMPDIR/release"
+	wait_for 60 exited "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -ne 0 ]
+	grep -q 'Connection timed out' "$BATS_TEST_TMPDIR/dd.err"
+	[ "$(count_of hello)" -gt "$hellos" ]
+	grep -q '^back ' "$SLOG"
+	[ "$(stat_of "$R" timeouts)" -ge 1 ]
+	state_is "$R" running
 }
 
 @test "a READ reply cut short by the server's FIN: reconnect, resend, data read" {

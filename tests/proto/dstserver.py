@@ -13,18 +13,23 @@ serves READs with zeroes and PINGs, then misbehaves as --mode says:
   vanish-on-read  on the first READ, closes its listening socket and
                   the connection without answering: a server gone for
                   good, every reconnection refused
+  orphan-write    reads the first WRITE, never answers it and closes
+                  the connection it came on, so the client orphans it;
+                  refuses (BUSY) every later HELLO for that connection's
+                  slot until the file --release exists; serves the rest
 
 Events go to --log, one line each, flushed at once, so a test can tell
 what the server saw before the client's I/O ended:
 
   listening | hello N | write N | truncated N | vanished N | eof N |
-  closed N
+  closed N | orphaned N slot S | refused N | back N slot S
 
 N counts connections from 1.  Usage:
 
   dstserver.py --port 7000 --mode swallow-writes --log FILE
 """
 import argparse
+import os
 import socket
 import threading
 
@@ -39,6 +44,7 @@ class Server:
         self.log_lock = threading.Lock()
         self.count = 0
         self.truncated = False
+        self.held_slot = None       # orphan-write: the slot refused
 
     def log(self, line):
         with self.log_lock:
@@ -64,15 +70,30 @@ class Server:
                          "status", "id", "offset"), f))
 
     def welcome(self, s, n):
+        """Answer HELLO; returns the client's slot, or None if refused."""
         h = self.header(s)
-        self.recv(s, h["len"])
+        body = self.recv(s, h["len"])
+        slot = -1
+        if self.args.mode == "orphan-write" and len(body) >= w.HELLO.size:
+            slot = w.HELLO.unpack(body[:w.HELLO.size])[6]
+        if slot >= 0 and slot == self.held_slot:
+            if not os.path.exists(self.args.release):
+                self.log("refused %d" % n)
+                s.sendall(w.HDR.pack(w.MAGIC, w.VERSION,
+                                     w.CMD["HELLO"] | w.REPLY, 0, 0,
+                                     w.ST_BUSY, 0, 0))
+                return None
+            self.log("back %d slot %d" % (n, slot))
         self.log("hello %d" % n)
         payload = w.WELCOME.pack(1, 0, SIZE, 512, 512, 1 << 20, 0, 0)
         s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, w.CMD["HELLO"] | w.REPLY,
                              0, len(payload), 0, 0, 0) + payload)
+        return slot
 
     def serve(self, s, n):
-        self.welcome(s, n)
+        slot = self.welcome(s, n)
+        if slot is None:
+            return
         while True:
             h = self.header(s)
             op = h["cmd"]
@@ -81,6 +102,11 @@ class Server:
                 if self.args.mode == "swallow-writes":
                     self.log("write %d" % n)
                     continue
+                if (self.args.mode == "orphan-write" and
+                        self.held_slot is None):
+                    self.held_slot = slot
+                    self.log("orphaned %d slot %d" % (n, slot))
+                    return
                 self.reply(s, h)
             elif op == w.CMD["READ"] and self.args.mode == "vanish-on-read":
                 self.log("vanished %d" % n)
@@ -136,8 +162,9 @@ def main():
     p.add_argument("--port", type=int, default=7000)
     p.add_argument("--mode", required=True,
                    choices=("swallow-writes", "truncate-read",
-                            "vanish-on-read"))
+                            "vanish-on-read", "orphan-write"))
     p.add_argument("--at", type=int, default=1 << 20)
+    p.add_argument("--release", default="/nonexistent")
     p.add_argument("--log", required=True)
     Server(p.parse_args()).run()
 

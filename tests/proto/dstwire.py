@@ -18,6 +18,7 @@ VERSION = 1
 CMD = {"HELLO": 1, "READ": 2, "WRITE": 3, "FLUSH": 4, "DISCARD": 5,
        "WRITE_ZEROES": 6, "PING": 7, "BYE": 8}
 REPLY = 0x80
+ST_BUSY = 9                            # HELLO: try again later
 HDR = struct.Struct(">IBBHIIQQ")        # 32 bytes
 HELLO = struct.Struct(">HHII4x32sQHHH2x")  # 64 bytes
 WELCOME = struct.Struct(">H2xIQIIIII4x24x")  # 64 bytes
