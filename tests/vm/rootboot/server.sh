@@ -23,7 +23,8 @@ ip link set "$eth" up
 ip addr add 10.99.0.1/24 dev "$eth"
 modprobe configfs
 grep -q " $cfs configfs" /proc/mounts || mount -t configfs configfs "$cfs"
-insmod "$top/module/dst.ko"
+# make check-debug boots A from its debug kernel, with dst.ko built for it.
+insmod "${DST_KO:-$top/module/dst.ko}"
 mkdir "$exp"
 echo /dev/vda > "$exp/device"
 echo 10.99.0.1:7000 > "$exp/addr"
