@@ -539,11 +539,13 @@ static bool dst_slot_given_up(struct dst_remote *rem,
 {
 	struct dst_rconn *conn = &rem->conns[cmd->conn];
 
-	if (rem->fail_s < 0 || READ_ONCE(conn->live) ||
+	int fail_s = READ_ONCE(rem->fail_s);	/* may change live */
+
+	if (fail_s < 0 || READ_ONCE(conn->live) ||
 	    READ_ONCE(conn->epoch) != cmd->epoch)
 		return false;
 	return time_after_eq(jiffies, READ_ONCE(conn->down_since) +
-				      (unsigned long)rem->fail_s * HZ);
+				      (unsigned long)fail_s * HZ);
 }
 
 /* What becomes of @rq, which timed out, as it stands.  cmd->lock held. */
@@ -565,8 +567,8 @@ static enum dst_verdict dst_timeout_verdict(struct dst_remote *rem,
 		if (expired ||
 		    !dst_sock_acked(rem->conns[cmd->conn].sock, cmd->seq))
 			return DST_TO_HOLD;
-		return cmd->retries < rem->max_retries ? DST_TO_RESEND :
-							 DST_TO_EXPIRE;
+		return cmd->retries < READ_ONCE(rem->max_retries) ?
+		       DST_TO_RESEND : DST_TO_EXPIRE;
 	case DST_TS_ORPHAN:
 		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
 			return DST_TO_FAIL;
@@ -579,7 +581,7 @@ static enum dst_verdict dst_timeout_verdict(struct dst_remote *rem,
 		 * copy the server may still have -- never before.
 		 */
 		if (!expired && READ_ONCE(rem->nr_live) &&
-		    cmd->retries++ >= rem->max_retries)
+		    cmd->retries++ >= READ_ONCE(rem->max_retries))
 			return DST_TO_EXPIRE_ORPHAN;
 		return DST_TO_HOLD;
 	case DST_TS_BUSY:
@@ -651,7 +653,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 				  tries, true);
 		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends; dropping connection %d, to fail it once the server has fenced it\n",
 				   dst_rem_name(rem), op, bytes, pos,
-				   rem->max_retries, conn);
+				   READ_ONCE(rem->max_retries), conn);
 		dst_rconn_kill(&rem->conns[conn]);
 		return BLK_EH_RESET_TIMER;
 	case DST_TO_RESEND:
@@ -660,7 +662,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 				 tries, 0);
 		pr_warn_ratelimited("%s: %s of %u bytes at %llu unanswered; resending (%u of %u)\n",
 				    dst_rem_name(rem), op, bytes, pos, tries,
-				    rem->max_retries);
+				    READ_ONCE(rem->max_retries));
 		break;
 	case DST_TO_EXPIRE_ORPHAN:
 		atomic64_inc(&rem->timeouts);
@@ -668,12 +670,12 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 				  tries, false);
 		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends; it fails once connection %d is back and the server has fenced its copy\n",
 				   dst_rem_name(rem), op, bytes, pos,
-				   rem->max_retries, conn);
+				   READ_ONCE(rem->max_retries), conn);
 		return BLK_EH_RESET_TIMER;
 	case DST_TO_FAIL_SLOT:
 		pr_err_ratelimited("%s: %s of %u bytes at %llu failed: connection %d has been down for %d s\n",
 				   dst_rem_name(rem), op, bytes, pos, conn,
-				   rem->fail_s);
+				   READ_ONCE(rem->fail_s));
 		break;
 	case DST_TO_FAIL:
 		break;
@@ -717,6 +719,67 @@ int dst_remote_size(struct dst_remote *rem, u64 *size)
 	}
 	*size = want;
 	return 0;
+}
+
+/**
+ * dst_remote_grow - the server says the export is @size bytes now
+ * @rem: the remote
+ * @size: from a reconnection's welcome, or a RESIZE notice
+ *
+ * An export may grow while attached (dst_export_resize()), never shrink:
+ * blocks would vanish from under the file system.  Returns 0, or -ESTALE
+ * for a smaller export, which is not the one this disk was.
+ */
+int dst_remote_grow(struct dst_remote *rem, u64 size)
+{
+	bool grew = false;
+
+	spin_lock(&rem->size_lock);
+	if (size < rem->geo.size) {
+		spin_unlock(&rem->size_lock);
+		return -ESTALE;
+	}
+	if (size > rem->geo.size) {
+		rem->geo.size = size;
+		grew = true;
+	}
+	spin_unlock(&rem->size_lock);
+	/* Before the receive loops run, the disk is still to be sized. */
+	if (grew && smp_load_acquire(&rem->running))
+		queue_work(rem->ctl_wq, &rem->resize_work);
+	return 0;
+}
+
+/*
+ * The export grew: so does the disk, with a change uevent (RESIZE=1),
+ * and a mounted file system can grow online (resize2fs).  Not a disk the
+ * administrator sized: it keeps its size.  Not under node->lock, which
+ * dst_remote_stop() holds while it cancels this work.
+ */
+void dst_remote_resize_work(struct work_struct *work)
+{
+	struct dst_remote *rem = container_of(work, struct dst_remote,
+					      resize_work);
+	struct dst_node *node = rem->node;
+	u64 old = get_capacity(rem->disk) << SECTOR_SHIFT;
+	u64 want = dst_node_get_param(node, DST_P_SIZE);
+	u64 size;
+
+	spin_lock(&rem->size_lock);
+	size = rem->geo.size;
+	spin_unlock(&rem->size_lock);
+	if (READ_ONCE(rem->stopping) || size <= old)
+		return;
+	if (want) {
+		pr_info("%s: export '%s' grew to %llu bytes; the disk keeps the %llu set in size\n",
+			node->name, node->cfg.export, size, want);
+		return;
+	}
+	set_capacity_and_notify(rem->disk, size >> SECTOR_SHIFT);
+	WRITE_ONCE(node->eff_size, size);
+	pr_info("%s: export '%s' grew to %llu bytes, from %llu\n", node->name,
+		node->cfg.export, size, old);
+	trace_dst_resize(node->name, old, size);
 }
 
 static void dst_remote_set_limits(struct dst_remote *rem)

@@ -80,6 +80,9 @@ struct dst_remote {
 	struct dst_node *node;
 	struct net *net;		/* where the sockets live */
 	struct dst_geometry geo;	/* as the server described it */
+	spinlock_t size_lock;		/* geo.size: it may grow */
+	struct work_struct resize_work;	/* ... and the disk with it */
+	bool running;			/* receive loops started */
 	bool read_only;
 	int index;			/* dstN */
 	u64 session;			/* names us to the server's fence */
@@ -99,7 +102,10 @@ struct dst_remote {
 	struct work_struct scan_work;	/* the partition table, at attach */
 	struct gendisk *disk;
 
-	/* Configuration, fixed while enabled. */
+	/*
+	 * Configuration that may change while enabled (node->lock held):
+	 * read with READ_ONCE; fail_s is written under state_lock too.
+	 */
 	unsigned int max_retries;
 	unsigned int ka_ms, reconnect_ms;
 	int fail_s;
@@ -136,6 +142,8 @@ static inline const char *dst_rem_name(struct dst_remote *rem)
 int dst_rconn_send_ctl(struct dst_rconn *conn, u8 op, int flags, bool *spent);
 void dst_tx_work(struct work_struct *work);
 int dst_remote_size(struct dst_remote *rem, u64 *size);
+int dst_remote_grow(struct dst_remote *rem, u64 size);
+void dst_remote_resize_work(struct work_struct *work);
 int dst_remote_alloc_disk(struct dst_remote *rem, u64 size);
 void dst_remote_free_disk(struct dst_remote *rem);
 
@@ -151,6 +159,7 @@ void dst_rconn_down(struct dst_rconn *conn, int err);
 void dst_rconn_bye(struct dst_rconn *conn);
 void dst_reconnect_work(struct work_struct *work);
 void dst_fail_work(struct work_struct *work);
+void dst_remote_set_fail_timeout(struct dst_remote *rem, int s);
 void dst_ka_work(struct work_struct *work);
 
 /* client_rx.c: replies */

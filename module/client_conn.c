@@ -295,7 +295,7 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 	struct dst_hello hello = {
 		.version_min = DST_PROTO_VERSION_MIN,
 		.version_max = DST_PROTO_VERSION,
-		.features = DST_FEAT_ALL,
+		.features = DST_FEAT_ALL | DST_FEAT_RESIZE,
 		.max_io = dst_node_get_param(node, DST_P_MAX_PAGES) * PAGE_SIZE,
 		.session = rem->session,
 		.slot = conn->idx,
@@ -329,12 +329,15 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 /* make check-debug fails it (fail_function): attach and reconnect unwind. */
 ALLOW_ERROR_INJECTION(dst_rconn_handshake, ERRNO);
 
-/* The same export: field by field, as the structure has padding. */
+/*
+ * The same export: field by field, as the structure has padding.  Not
+ * the size, which may have grown (dst_remote_grow()).
+ */
 static bool dst_geometry_same(const struct dst_geometry *a,
 			      const struct dst_geometry *b)
 {
 	return a->version == b->version && a->features == b->features &&
-	       a->size == b->size && a->lbs == b->lbs && a->pbs == b->pbs &&
+	       a->lbs == b->lbs && a->pbs == b->pbs &&
 	       a->max_io == b->max_io && a->max_discard == b->max_discard &&
 	       a->max_write_zeroes == b->max_write_zeroes;
 }
@@ -366,8 +369,9 @@ struct socket *dst_rconn_open(struct dst_remote *rem,
 
 	if (first) {
 		rem->geo = geo;
-	} else if (!dst_geometry_same(&geo, &rem->geo)) {
-		pr_err("%s: connection %d to %pISpc found a different export (size, blocks or features changed)\n",
+	} else if (!dst_geometry_same(&geo, &rem->geo) ||
+		   dst_remote_grow(rem, geo.size)) {
+		pr_err("%s: connection %d to %pISpc found a different export (it shrank, or its blocks or features changed)\n",
 		       node->name, conn->idx, &node->cfg.addr);
 		err = -ESTALE;
 		dst_crypto_free(*cryptop);
@@ -506,10 +510,11 @@ void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 /* Capped exponential backoff from reconnect_delay_ms. */
 static unsigned long dst_reconnect_delay(struct dst_remote *rem)
 {
+	unsigned int base = READ_ONCE(rem->reconnect_ms);	/* live */
 	unsigned int shift = min(rem->attempt, 16U);
-	u64 ms = (u64)rem->reconnect_ms << shift;
+	u64 ms = (u64)base << shift;
 
-	ms = min_t(u64, ms, max(rem->reconnect_ms, DST_RECONNECT_MAX_MS));
+	ms = min_t(u64, ms, max(base, DST_RECONNECT_MAX_MS));
 	return msecs_to_jiffies(ms);
 }
 
@@ -553,6 +558,35 @@ void dst_reconnect_work(struct work_struct *work)
 	memalloc_noio_restore(noio);
 }
 
+/*
+ * fail_timeout_s changed while attached: @s from now on, and if no
+ * connection is left and I/O is held, counted from when the last one
+ * went down -- already over, I/O fails at once; -1, it is held until
+ * the server is back.
+ */
+void dst_remote_set_fail_timeout(struct dst_remote *rem, int s)
+{
+	unsigned long since = jiffies, left = 0;
+	int i;
+
+	mutex_lock(&rem->state_lock);
+	WRITE_ONCE(rem->fail_s, s);
+	if (rem->quiesced && s < 0) {
+		cancel_delayed_work(&rem->fail_work);
+	} else if (rem->quiesced) {
+		for (i = 0; i < rem->nr_conns; i++) {
+			unsigned long t = READ_ONCE(rem->conns[i].down_since);
+
+			if (i == 0 || time_after(t, since))
+				since = t;
+		}
+		if (time_before(jiffies, since + (unsigned long)s * HZ))
+			left = since + (unsigned long)s * HZ - jiffies;
+		mod_delayed_work(rem->ctl_wq, &rem->fail_work, left);
+	}
+	mutex_unlock(&rem->state_lock);
+}
+
 /* fail_timeout_s without any connection: stop holding I/O. */
 void dst_fail_work(struct work_struct *work)
 {
@@ -573,7 +607,7 @@ void dst_fail_work(struct work_struct *work)
 	mutex_unlock(&rem->state_lock);
 
 	pr_err("%s: no connection to %pISpc for %d s; failing I/O until it is back\n",
-	       dst_rem_name(rem), &rem->node->cfg.addr, rem->fail_s);
+	       dst_rem_name(rem), &rem->node->cfg.addr, READ_ONCE(rem->fail_s));
 	dst_trans_fail_orphans(&rem->set, -1);
 }
 
@@ -588,9 +622,15 @@ void dst_ka_work(struct work_struct *work)
 {
 	struct dst_remote *rem = container_of(to_delayed_work(work),
 					      struct dst_remote, ka_work);
-	unsigned long ka = msecs_to_jiffies(rem->ka_ms);
-	unsigned int noio = memalloc_noio_save();
+	unsigned int ka_ms = READ_ONCE(rem->ka_ms);	/* live */
+	unsigned long ka = msecs_to_jiffies(ka_ms);
+	unsigned int noio;
 	int i;
+
+	/* Switched off while this was queued. */
+	if (!ka_ms)
+		return;
+	noio = memalloc_noio_save();
 
 	for (i = 0; i < rem->nr_conns; i++) {
 		struct dst_rconn *conn = &rem->conns[i];

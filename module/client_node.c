@@ -157,6 +157,8 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 	rem->reconnect_ms = dst_node_get_param(node, DST_P_RECONNECT_DELAY_MS);
 	rem->fail_s = dst_node_get_param(node, DST_P_FAIL_TIMEOUT_S);
 	mutex_init(&rem->state_lock);
+	spin_lock_init(&rem->size_lock);
+	INIT_WORK(&rem->resize_work, dst_remote_resize_work);
 	atomic_long_set(&rem->completions, 0);
 	INIT_DELAYED_WORK(&rem->watchdog, dst_watchdog);
 	INIT_DELAYED_WORK(&rem->reconnect_work, dst_reconnect_work);
@@ -254,6 +256,8 @@ static void dst_remote_run(struct dst_remote *rem)
 
 	node->rem = rem;
 	WRITE_ONCE(node->link, DST_LINK_UP);
+	/* From now on a larger export resizes the disk (dst_remote_grow()). */
+	smp_store_release(&rem->running, true);
 	for (i = 0; i < rem->nr_conns; i++) {
 		struct dst_rconn *conn = &rem->conns[i];
 
@@ -336,6 +340,7 @@ out_close:
 	mutex_unlock(&rem->state_lock);
 	dst_remote_close(rem, n);
 	dst_remote_cancel_works(rem);
+	cancel_work_sync(&rem->resize_work);
 	dst_remote_free_disk(rem);
 out_free:
 	node->rem = NULL;
@@ -408,12 +413,59 @@ void dst_remote_stop(struct dst_node *node)
 	for (i = 0; i < rem->nr_conns; i++)
 		dst_rconn_bye(&rem->conns[i]);
 	dst_remote_close(rem, rem->nr_conns);
+	/* The receive loops and reconnections, which queue it, are done. */
+	cancel_work_sync(&rem->resize_work);
 
 	pr_info("%s: detached %s\n", node->name, rem->disk->disk_name);
 	dst_remote_free_disk(rem);
 	node->rem = NULL;
 	node->eff_size = 0;
 	dst_remote_free(rem);
+}
+
+/**
+ * dst_remote_set_param - a parameter changed while attached
+ * @node: the node, locked and enabled
+ * @p: which one: those docs/configfs.md marks live
+ * @val: its new value, in range
+ *
+ * Each takes effect at once: trans_scan_timeout for requests sent from
+ * now on, trans_max_retries at a request's next timeout, keepalive_ms at
+ * the next check (0 stops it), reconnect_delay_ms for a reconnection
+ * that is waiting, fail_timeout_s for I/O held right now too.
+ */
+void dst_remote_set_param(struct dst_node *node, enum dst_param p, s64 val)
+{
+	struct dst_remote *rem = node->rem;
+
+	lockdep_assert_held(&node->lock);
+	switch (p) {
+	case DST_P_TRANS_SCAN_TIMEOUT:
+		blk_queue_rq_timeout(rem->disk->queue, msecs_to_jiffies(val));
+		break;
+	case DST_P_TRANS_MAX_RETRIES:
+		WRITE_ONCE(rem->max_retries, val);
+		break;
+	case DST_P_KEEPALIVE_MS:
+		WRITE_ONCE(rem->ka_ms, val);
+		if (val)
+			mod_delayed_work(rem->ctl_wq, &rem->ka_work,
+					 msecs_to_jiffies(val / 2));
+		else
+			cancel_delayed_work_sync(&rem->ka_work);
+		break;
+	case DST_P_RECONNECT_DELAY_MS:
+		WRITE_ONCE(rem->reconnect_ms, val);
+		if (delayed_work_pending(&rem->reconnect_work))
+			mod_delayed_work(rem->ctl_wq, &rem->reconnect_work,
+					 msecs_to_jiffies(val));
+		break;
+	case DST_P_FAIL_TIMEOUT_S:
+		dst_remote_set_fail_timeout(rem, val);
+		break;
+	default:
+		WARN_ONCE(1, "dst: parameter %d is not live\n", p);
+	}
 }
 
 ssize_t dst_remote_show_device(struct dst_node *node, char *buf)

@@ -210,6 +210,32 @@ static int dst_recv_answer(struct dst_rconn *conn, struct dst_wire_hdr *hdr,
 }
 
 /*
+ * The server's notice that the export grew (docs/protocol.md), sent
+ * only to a client that offered DST_FEAT_RESIZE.  Checked, then the
+ * disk grows in a work of its own (client.c).
+ */
+static int dst_recv_resize(struct dst_rconn *conn, struct dst_wire_hdr *hdr,
+			   const struct dst_msg *m)
+{
+	struct dst_remote *rem = conn->rem;
+	int err;
+
+	if (!(rem->geo.features & DST_FEAT_RESIZE) || m->len || m->status ||
+	    m->flags || m->id || m->offset % rem->geo.lbs ||
+	    m->offset > (U64_MAX >> 1))
+		return dst_rconn_proto(conn, "malformed RESIZE");
+	if (conn->crypto) {
+		err = dst_rconn_open_frame(conn, hdr, NULL);
+		if (err)
+			return err;
+	}
+	WRITE_ONCE(conn->last_rx, jiffies);
+	if (dst_remote_grow(rem, m->offset))
+		return dst_rconn_proto(conn, "RESIZE to a smaller size");
+	return 0;
+}
+
+/*
  * One reply, by the receive loop.  Returns 0 to go on, or an error that
  * ends the connection: the socket failed, or the server sent something
  * no correct server sends (logged once, with the reason).
@@ -226,6 +252,8 @@ static int dst_recv_reply(struct dst_rconn *conn)
 		return err;
 	if (dst_msg_decode(&hdr, &m))
 		return dst_rconn_proto(conn, "bad magic or version");
+	if (m.cmd == DST_CMD_RESIZE)
+		return dst_recv_resize(conn, &hdr, &m);
 	if (!(m.cmd & DST_CMD_REPLY) || m.status >= DST_ST_MAX)
 		return dst_rconn_proto(conn, "not a reply");
 	data = m.cmd == (DST_CMD_READ | DST_CMD_REPLY) && m.status == DST_ST_OK;

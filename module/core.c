@@ -48,24 +48,27 @@ static const struct dst_param_desc {
 	const char *name;
 	s64 min, max, def;
 	unsigned int roles;
+	/* May change while enabled (docs/configfs.md): for these roles. */
+	unsigned int live;
 } dst_params[DST_P_NR] = {
-	[DST_P_SIZE]		   = { "size", 0, S64_MAX, 0, DST_R_BOTH },
+	[DST_P_SIZE]		   = { "size", 0, S64_MAX, 0, DST_R_BOTH,
+				       DST_R_EXPORT },
 	[DST_P_READ_ONLY]	   = { "read_only", 0, 1, 0, DST_R_BOTH },
 	[DST_P_MAX_PAGES]	   = { "max_pages", 1, 1024, 256, DST_R_REMOTE },
 	[DST_P_CONNECTIONS]	   = { "connections", 1, 16, 1, DST_R_REMOTE },
 	[DST_P_QUEUE_DEPTH]	   = { "queue_depth", 1, 1024, 128, DST_R_REMOTE },
 	[DST_P_TRANS_SCAN_TIMEOUT] = { "trans_scan_timeout", 100, 600000, 30000,
-				       DST_R_REMOTE },
+				       DST_R_REMOTE, DST_R_REMOTE },
 	[DST_P_TRANS_MAX_RETRIES]  = { "trans_max_retries", 0, 1000, 5,
-				       DST_R_REMOTE },
+				       DST_R_REMOTE, DST_R_REMOTE },
 	[DST_P_KEEPALIVE_MS]	   = { "keepalive_ms", 0, 600000, 5000,
-				       DST_R_REMOTE },
+				       DST_R_REMOTE, DST_R_REMOTE },
 	[DST_P_RECONNECT_DELAY_MS] = { "reconnect_delay_ms", 10, 60000, 500,
-				       DST_R_REMOTE },
+				       DST_R_REMOTE, DST_R_REMOTE },
 	[DST_P_FAIL_TIMEOUT_S]	   = { "fail_timeout_s", -1, 86400, 30,
-				       DST_R_REMOTE },
+				       DST_R_REMOTE, DST_R_REMOTE },
 	[DST_P_CRYPTO_THREADS]	   = { "crypto_threads", 1, 64, 4,
-				       DST_R_EXPORT },
+				       DST_R_EXPORT, DST_R_EXPORT },
 };
 
 const char *dst_role_name(enum dst_role role)
@@ -426,11 +429,15 @@ int dst_node_set_param(struct dst_node *node, enum dst_param p, s64 val)
 	}
 
 	mutex_lock(&node->lock);
-	if (p == DST_P_CRYPTO_THREADS && node->enabled)
-		/* Live: the export's crypto workqueue takes the new width. */
-		dst_export_set_crypto_threads(node, val);
-	else
+	if (!node->enabled || !(d->live & BIT(node->role)))
 		err = dst_node_check_configurable(node, d->name);
+	else if (p == DST_P_CRYPTO_THREADS)
+		/* The export's crypto workqueue takes the new width. */
+		dst_export_set_crypto_threads(node, val);
+	else if (p == DST_P_SIZE)
+		err = dst_export_resize(node, val);
+	else
+		dst_remote_set_param(node, p, val);
 	if (!err)
 		WRITE_ONCE(node->cfg.param[p], val);
 	mutex_unlock(&node->lock);
@@ -721,8 +728,8 @@ ssize_t dst_node_show_size(struct dst_node *node, char *buf)
 	ssize_t ret;
 
 	mutex_lock(&node->lock);
-	if (node->enabled)
-		ret = sysfs_emit(buf, "%llu\n", node->eff_size);
+	if (node->enabled)	/* a remote's grows without node->lock */
+		ret = sysfs_emit(buf, "%llu\n", READ_ONCE(node->eff_size));
 	else
 		ret = sysfs_emit(buf, "%lld\n", node->cfg.param[DST_P_SIZE]);
 	mutex_unlock(&node->lock);

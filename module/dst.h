@@ -469,6 +469,7 @@ void dst_trans_show(struct seq_file *m, struct blk_mq_tag_set *set);
 /* client_node.c: remote nodes (client.h: their insides) */
 int dst_remote_start(struct dst_node *node);
 void dst_remote_stop(struct dst_node *node);
+void dst_remote_set_param(struct dst_node *node, enum dst_param p, s64 val);
 void dst_remote_scan_wait(struct dst_node *node);
 ssize_t dst_remote_show_device(struct dst_node *node, char *buf);
 ssize_t dst_remote_show_stats(struct dst_node *node, char *buf);
@@ -480,6 +481,7 @@ void dst_remote_show_conns(struct dst_node *node, struct seq_file *m);
 int dst_export_start(struct dst_node *node);
 void dst_export_stop(struct dst_node *node);
 void dst_export_set_crypto_threads(struct dst_node *node, int n);
+int dst_export_resize(struct dst_node *node, u64 want);
 ssize_t dst_export_show_clients(struct dst_node *node, char *buf);
 ssize_t dst_export_show_stats(struct dst_node *node, char *buf);
 void dst_export_show_inflight(struct dst_node *node, struct seq_file *m);

@@ -30,6 +30,7 @@
 #include <net/sock.h>
 
 #include "export.h"
+#include "trace.h"
 
 /* --- listening ----------------------------------------------------- */
 
@@ -148,6 +149,8 @@ static int dst_export_open_bdev(struct dst_export *exp)
 		goto inval;
 	}
 	g->max_io = DST_SRV_MAX_IO;
+	/* Granted to clients that offer it: they hear when the export grows. */
+	g->features |= DST_FEAT_RESIZE;
 	if (ro || bdev_read_only(bdev))
 		g->features |= DST_FEAT_READ_ONLY;
 	if (bdev_write_cache(bdev))
@@ -283,6 +286,71 @@ int dst_export_start(struct dst_node *node)
 out:
 	dst_export_free(exp);
 	return err;
+}
+
+/**
+ * dst_export_resize - change the size of a running export
+ * @node: the node, locked and enabled
+ * @want: bytes, or 0 for the whole backing device as it is now (after
+ *	it grew: lvextend, a larger file behind a loop device)
+ *
+ * Growing is for everyone at once: requests up to the new size are
+ * accepted from now on, and every client that understands it is told
+ * (DST_CMD_RESIZE); a client that reconnects is welcomed with the new
+ * size.  Shrinking would pull blocks from under the clients attached,
+ * so it is refused while there are any.
+ *
+ * Returns 0, -EINVAL for a size that is not a multiple of the block size
+ * or larger than the backing device, -EBUSY for a shrink with clients.
+ */
+int dst_export_resize(struct dst_node *node, u64 want)
+{
+	struct dst_export *exp = node->exp;
+	struct dst_sconn *conn;
+	u32 lbs = exp->geo.lbs;
+	u64 have, size, old;
+	int clients = 0;
+
+	lockdep_assert_held(&node->lock);
+	have = round_down(bdev_nr_bytes(exp->bdev), lbs);
+	if (want > have || want % lbs) {
+		pr_err("%s: size %llu does not fit %s (%llu bytes, %u-byte blocks)\n",
+		       node->name, want, node->cfg.device, have, lbs);
+		return -EINVAL;
+	}
+	size = want ? want : have;
+
+	mutex_lock(&exp->conns_lock);
+	old = exp->geo.size;
+	if (size < old) {
+		list_for_each_entry(conn, &exp->conns, entry)
+			clients += conn->established && !conn->fenced &&
+				   !conn->closing;
+		if (clients) {
+			mutex_unlock(&exp->conns_lock);
+			pr_err("%s: cannot shrink to %llu bytes: %d client connection%s use%s %llu\n",
+			       node->name, size, clients, clients > 1 ? "s" : "",
+			       clients > 1 ? "" : "s", old);
+			return -EBUSY;
+		}
+	}
+	WRITE_ONCE(exp->geo.size, size);
+	list_for_each_entry(conn, &exp->conns, entry) {
+		/* The others: dst_sconn_welcomed() sees the new size. */
+		if (!conn->welcomed || conn->fenced || conn->closing)
+			continue;
+		WRITE_ONCE(conn->geo.size, size);
+		if (size > old && (conn->geo.features & DST_FEAT_RESIZE))
+			dst_sconn_notify_size(conn);
+	}
+	mutex_unlock(&exp->conns_lock);
+
+	node->eff_size = size;
+	if (size != old)
+		pr_info("%s: size %llu bytes, was %llu\n", node->name, size,
+			old);
+	trace_dst_resize(node->name, old, size);
+	return 0;
 }
 
 /* crypto_threads changed while enabled: the crypto workqueue's width. */

@@ -159,6 +159,8 @@ struct dst_sconn {
 	u16 nr_queues, queue_depth;
 	bool fenced;			/* replaced by a newer connection */
 	bool established;		/* handshake done (rx loop reruns) */
+	bool welcomed;			/* ... and the welcome sent */
+	bool closing;			/* in dst_sconn_close() */
 	bool refusing;			/* the list refused it at accept */
 	/* Ends a handshake that takes longer than DST_SRV_HELLO_MS. */
 	struct delayed_work hs_timeout;
@@ -215,6 +217,7 @@ bool dst_sconn_replies_pending(struct dst_sconn *conn);
 void dst_sconn_flush_replies(struct dst_sconn *conn);
 void dst_send_work(struct work_struct *work);
 void dst_sconn_tx_watchdog(struct work_struct *work);
+void dst_sconn_notify_size(struct dst_sconn *conn);
 
 /* export_pages.c: spare pages */
 struct page *dst_spare_get(struct dst_sconn *conn, unsigned int order);

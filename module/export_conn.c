@@ -28,7 +28,11 @@
  *
  * `established` and `fenced` are two bits, not one state: a connection
  * can be fenced while still in its handshake (itself waiting on a fence),
- * and must then still give its handshake slot back when it closes.
+ * and must then still give its handshake slot back when it closes.  Two
+ * more bits, also under conns_lock, say whom dst_export_resize() tells
+ * when the export grows: `welcomed` (the welcome is out, so a RESIZE
+ * notice cannot overtake it) and `closing` (dst_sconn_close() has begun
+ * and waits for no new frame).
  * `dead` belongs to the reply path (dst_sconn_kill(), under conn->lock):
  * a send failed, and replies are dropped from then on.  debugfs shows
  * the combination (dst_sconn_state()).
@@ -278,9 +282,30 @@ static bool dst_sconn_establish(struct dst_sconn *conn)
 	if (ok) {
 		dst_export_end_handshake(exp, conn);
 		conn->established = true;
+		/* The size now: the export may have grown since the grant. */
+		conn->geo.size = exp->geo.size;
 	}
 	mutex_unlock(&exp->conns_lock);
 	return ok;
+}
+
+/*
+ * The welcome is out: from now on dst_export_resize() tells this client
+ * when the export grows.  Until now it kept the size the welcome would
+ * carry; if the export grew meanwhile, tell the client at once.
+ */
+static void dst_sconn_welcomed(struct dst_sconn *conn)
+{
+	struct dst_export *exp = conn->exp;
+
+	mutex_lock(&exp->conns_lock);
+	conn->welcomed = true;
+	if (conn->geo.size != exp->geo.size) {
+		WRITE_ONCE(conn->geo.size, exp->geo.size);
+		if (conn->geo.features & DST_FEAT_RESIZE)
+			dst_sconn_notify_size(conn);
+	}
+	mutex_unlock(&exp->conns_lock);
 }
 
 /* A client's HELLO, as received (what a keyed handshake's proofs cover) and decoded. */
@@ -484,6 +509,7 @@ static noinline __noclone int dst_sconn_handshake(struct dst_sconn *conn)
 	err = dst_sconn_reply_hello(conn, DST_ST_OK);
 	if (err)
 		return err;
+	dst_sconn_welcomed(conn);
 	pr_info("%s: client %pISpc attached%s%s\n", node->name, &conn->peer,
 		conn->geo.features & DST_FEAT_READ_ONLY ? " read-only" : "",
 		conn->crypto ? ", authenticated" : "");
@@ -633,6 +659,10 @@ static void dst_sconn_close(struct dst_sconn *conn, int err)
 	struct dst_node *node = exp->node;
 	unsigned int noio = memalloc_noio_save();
 
+	/* No size notice is queued from now on (dst_export_resize()). */
+	mutex_lock(&exp->conns_lock);
+	conn->closing = true;
+	mutex_unlock(&exp->conns_lock);
 	/*
 	 * The loop is done reading; its sender is not: a keyed one waiting
 	 * for room must still hear of it (write_space, state changes) until

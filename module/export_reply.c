@@ -258,6 +258,37 @@ static void dst_send_replies_locked(struct dst_sconn *conn)
 	memalloc_noio_restore(noio);
 }
 
+/*
+ * Tell the client its export grew (DST_CMD_RESIZE, docs/protocol.md):
+ * a header-only frame among the replies, so the one sender sends it and
+ * a keyed one is sealed in sequence.  The caller holds conns_lock and
+ * has seen the connection welcomed and not closing: the welcome is out,
+ * so nothing can overtake it, and dst_sconn_close() waits for this frame
+ * like any reply (it counts in inflight).
+ */
+void dst_sconn_notify_size(struct dst_sconn *conn)
+{
+	struct dst_export *exp = conn->exp;
+	struct dst_io *io;
+
+	lockdep_assert_held(&exp->conns_lock);
+	/* The mempool's reserve comes back as replies go out. */
+	io = mempool_alloc(exp->io_pool, GFP_NOIO);
+	memset(io, 0, sizeof(*io));
+	io->conn = conn;
+	INIT_LIST_HEAD(&io->entry);
+	io->m.cmd = DST_CMD_RESIZE;
+	io->m.offset = conn->geo.size;
+	io->start = jiffies;
+	io->bvecs = io->inline_bvecs;
+	atomic_inc(&conn->inflight);
+	spin_lock_irq(&conn->lock);
+	list_add_tail(&io->entry, &conn->replies);
+	spin_unlock_irq(&conn->lock);
+	queue_work(conn->crypto ? exp->crypto_wq : exp->send_wq,
+		   &conn->send_work);
+}
+
 void dst_send_work(struct work_struct *work)
 {
 	struct dst_sconn *conn = container_of(work, struct dst_sconn,

@@ -104,7 +104,7 @@ int dst_welcome_decode(const struct dst_wire_welcome *w,
 	g->max_discard = be32_to_cpu(w->max_discard);
 	g->max_write_zeroes = be32_to_cpu(w->max_write_zeroes);
 
-	if (g->features & ~DST_FEAT_ALL)
+	if (g->features & ~(DST_FEAT_ALL | DST_FEAT_RESIZE))
 		return -EPROTO;
 	if (!is_power_of_2(g->lbs) || g->lbs < SECTOR_SIZE || g->lbs > 4096)
 		return -EPROTO;
@@ -135,13 +135,18 @@ u32 dst_request_payload(const struct dst_msg *m)
 	}
 }
 
-/* The extent of an I/O lies in the export and on block boundaries. */
+/*
+ * The extent of an I/O lies in the export and on block boundaries.  The
+ * size is read once: an export may grow meanwhile (dst_export_resize()).
+ */
 static bool dst_extent_ok(const struct dst_msg *m, const struct dst_geometry *g,
 			  u32 max)
 {
+	u64 size = READ_ONCE(g->size);
+
 	return m->len && m->len <= max &&
 	       !(m->offset % g->lbs) && !(m->len % g->lbs) &&
-	       m->offset <= g->size && m->len <= g->size - m->offset;
+	       m->offset <= size && m->len <= size - m->offset;
 }
 
 /**
@@ -239,7 +244,7 @@ const char *dst_cmd_name(u8 cmd)
 		[DST_CMD_DISCARD] = "DISCARD",
 		[DST_CMD_WRITE_ZEROES] = "WRITE_ZEROES",
 		[DST_CMD_PING] = "PING", [DST_CMD_BYE] = "BYE",
-		[DST_CMD_AUTH] = "AUTH",
+		[DST_CMD_AUTH] = "AUTH", [DST_CMD_RESIZE] = "RESIZE",
 	};
 	u8 c = cmd & ~DST_CMD_REPLY;
 

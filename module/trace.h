@@ -44,7 +44,8 @@ TRACE_DEFINE_ENUM(DST_CMD_AUTH);
 		{ DST_CMD_WRITE_ZEROES,	"WRITE_ZEROES" },	\
 		{ DST_CMD_PING,		"PING" },		\
 		{ DST_CMD_BYE,		"BYE" },		\
-		{ DST_CMD_AUTH,		"AUTH" })
+		{ DST_CMD_AUTH,		"AUTH" },		\
+		{ DST_CMD_RESIZE,	"RESIZE" })
 
 /*
  * A transaction on the remote side: @retries counts its timeouts
@@ -270,6 +271,23 @@ TRACE_EVENT(dst_fence,
 	    TP_printk("node=%s peer=%pISpc conn=%d session=%#llx fenced=%u drained=%d",
 		      __get_str(node), __entry->peer, __entry->conn,
 		      __entry->session, __entry->fenced, __entry->drained)
+);
+
+/*
+ * The size of @node changed from @old to @size bytes: an export resized
+ * while enabled, or a remote's disk after the server said it grew.
+ */
+TRACE_EVENT(dst_resize,
+	    TP_PROTO(const char *node, u64 old, u64 size),
+	    TP_ARGS(node, old, size),
+	    TP_STRUCT__entry(__string(node, node)
+			     __field(u64, old)
+			     __field(u64, size)),
+	    TP_fast_assign(__assign_str(node, node);
+			   __entry->old = old;
+			   __entry->size = size;),
+	    TP_printk("node=%s old=%llu size=%llu", __get_str(node),
+		      __entry->old, __entry->size)
 );
 
 #endif /* _DST_TRACE_H */

@@ -194,3 +194,53 @@ in_time() {
 	in_time 30 rmdir "$R"
 	no_nodes
 }
+
+# disk_bytes_are BYTES: the size of $DST_DEV as the kernel has it.
+disk_bytes_are() {
+	[ $(( $(cat "/sys/class/block/${DST_DEV#/dev/}/size") * 512 )) = "$1" ]
+}
+
+# said_since MARK TEXT: the kernel said TEXT after log_mark gave MARK.
+said_since() {
+	log_since "$1" | grep -qF -- "$2"
+}
+
+# resize_case MODE TO WHY: a hostile server in MODE sends RESIZE to TO
+# bytes after the first READ; WHY is the client's protocol error, or -
+# for a RESIZE it must take.
+resize_case() {
+	local mode=$1 to=$2 why=$3 mark
+	mark=$(log_mark)
+	hostile_server "$mode" --size-to "$to"
+	dst_attach r1 "$SRV" export=e1 reconnect_delay_ms=200
+	disk_bytes_are $((64 << 20))
+	# Sent after the first READ (the partition scan's).
+	wait_for 20 logged "resized 1"
+	if [ "$why" = - ]; then
+		wait_for 20 disk_bytes_are "$to"
+		[ "$(cat "$R/size")" = "$to" ]
+		[ "$(stat_of "$R" reconnects)" = 0 ]
+	else
+		wait_for 20 said_since "$mark" \
+			"r1: protocol error from $SRV on connection 0: $why"
+		# The server sends one RESIZE in its life: the next connection
+		# is welcomed with the old size, and kept.
+		wait_for 30 logged "hello 2"
+		wait_for 30 state_is "$R" running
+		disk_bytes_are $((64 << 20))
+	fi
+	dd if="$DST_DEV" of=/dev/null bs=4k count=1 iflag=direct status=none
+	echo 0 > "$R/enable"
+	rmdir "$R"
+	kill "$DST_SERVER_PID"
+	wait "$DST_SERVER_PID" 2>/dev/null || true
+	DST_SERVER_PID=""
+	rm "$SLOG"
+}
+
+@test "RESIZE from a server: larger grows the disk; smaller, misaligned or not granted end the connection, size kept" {
+	resize_case resize $((128 << 20)) -
+	resize_case resize $((32 << 20)) "RESIZE to a smaller size"
+	resize_case resize $(( (64 << 20) + 100 )) "malformed RESIZE"
+	resize_case resize-ungranted $((128 << 20)) "malformed RESIZE"
+}

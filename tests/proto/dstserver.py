@@ -17,12 +17,16 @@ serves READs with zeroes and PINGs, then misbehaves as --mode says:
                   the connection it came on, so the client orphans it;
                   refuses (BUSY) every later HELLO for that connection's
                   slot until the file --release exists; serves the rest
+  resize          grants RESIZE (when offered) and, after answering the
+                  first READ, sends one RESIZE frame to --size-to bytes
+                  (once for the server's life); serves the rest
+  resize-ungranted  the same, without granting RESIZE
 
 Events go to --log, one line each, flushed at once, so a test can tell
 what the server saw before the client's I/O ended:
 
   listening | hello N | write N | truncated N | vanished N | eof N |
-  closed N | orphaned N slot S | refused N | back N slot S
+  closed N | orphaned N slot S | refused N | back N slot S | resized N
 
 N counts connections from 1.  Usage:
 
@@ -45,6 +49,7 @@ class Server:
         self.count = 0
         self.truncated = False
         self.held_slot = None       # orphan-write: the slot refused
+        self.resized = False        # resize: the one RESIZE is sent
 
     def log(self, line):
         with self.log_lock:
@@ -85,7 +90,10 @@ class Server:
                 return None
             self.log("back %d slot %d" % (n, slot))
         self.log("hello %d" % n)
-        payload = w.WELCOME.pack(1, 0, SIZE, 512, 512, 1 << 20, 0, 0)
+        features = 0
+        if self.args.mode == "resize" and len(body) >= w.HELLO.size:
+            features = w.HELLO.unpack(body[:w.HELLO.size])[2] & w.FEAT_RESIZE
+        payload = w.WELCOME.pack(1, features, SIZE, 512, 512, 1 << 20, 0, 0)
         s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, w.CMD["HELLO"] | w.REPLY,
                              0, len(payload), 0, 0, 0) + payload)
         return slot
@@ -123,6 +131,11 @@ class Server:
                     s.shutdown(socket.SHUT_WR)
                     return
                 self.reply(s, h, data=bytes(h["len"]))
+                if self.args.mode.startswith("resize") and not self.resized:
+                    self.resized = True
+                    s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, w.CMD["RESIZE"],
+                                         0, 0, 0, 0, self.args.size_to))
+                    self.log("resized %d" % n)
             elif op == w.CMD["BYE"]:
                 return
             else:
@@ -162,8 +175,10 @@ def main():
     p.add_argument("--port", type=int, default=7000)
     p.add_argument("--mode", required=True,
                    choices=("swallow-writes", "truncate-read",
-                            "vanish-on-read", "orphan-write"))
+                            "vanish-on-read", "orphan-write", "resize",
+                            "resize-ungranted"))
     p.add_argument("--at", type=int, default=1 << 20)
+    p.add_argument("--size-to", type=int, default=2 * SIZE)
     p.add_argument("--release", default="/nonexistent")
     p.add_argument("--log", required=True)
     Server(p.parse_args()).run()

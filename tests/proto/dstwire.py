@@ -16,9 +16,10 @@ import struct
 MAGIC = 0x44535450
 VERSION = 1
 CMD = {"HELLO": 1, "READ": 2, "WRITE": 3, "FLUSH": 4, "DISCARD": 5,
-       "WRITE_ZEROES": 6, "PING": 7, "BYE": 8}
+       "WRITE_ZEROES": 6, "PING": 7, "BYE": 8, "AUTH": 9, "RESIZE": 10}
 REPLY = 0x80
 ST_BUSY = 9                            # HELLO: try again later
+FEAT_RESIZE = 0x40                     # the client takes RESIZE notices
 HDR = struct.Struct(">IBBHIIQQ")        # 32 bytes
 HELLO = struct.Struct(">HHII4x32sQHHH2x")  # 64 bytes
 WELCOME = struct.Struct(">H2xIQIIIII4x24x")  # 64 bytes

@@ -43,6 +43,7 @@ enum {
 	DST_CMD_PING		= 7,	/* keepalive */
 	DST_CMD_BYE		= 8,	/* orderly close, no reply */
 	DST_CMD_AUTH		= 9,	/* handshake: server's challenge, client's proof */
+	DST_CMD_RESIZE		= 10,	/* server to client: the export grew; no reply */
 	DST_CMD_MAX
 };
 
@@ -111,6 +112,11 @@ struct dst_wire_hdr {
  * export with the same key, hash and cipher (docs/security.md).
  */
 #define DST_FEAT_AUTH		0x20
+/*
+ * Not in DST_FEAT_ALL either: the client understands DST_CMD_RESIZE,
+ * which the server then sends, unasked, when the export grows.
+ */
+#define DST_FEAT_RESIZE		0x40
 
 /* HELLO request payload, client to server: 64 bytes. */
 struct dst_wire_hello {
