@@ -344,3 +344,39 @@ allow1 fd99::/64 ro"
 	run "$DSTCTL" status -o json
 	assert_failure 2
 }
+
+@test "resize and set on running nodes: the client grows; live attributes change, others fail with the reason" {
+	netns_pair
+	in_ns dst-srv "$DSTCTL" export e1 /dev/ram0 10.99.0.1:7000 \
+		--allow 10.99.0.0/24 --size $((16 << 20))
+	run in_ns dst-cli "$DSTCTL" attach r1 10.99.0.1:7000 --export e1
+	assert_success
+	dev=${output#r1: }
+	wait_for 10 test -b "$dev"
+
+	run "$DSTCTL" resize e1
+	assert_success
+	assert_output "e1: $((64 << 20)) bytes"
+	wait_for 20 grep -qx $((64 << 11)) "/sys/class/block/${dev#/dev/}/size"
+	[ "$(checksum "$dev" 0 $((64 << 20)))" = "$BRD_SUM" ]
+	run "$DSTCTL" resize e1 $((32 << 20))
+	assert_failure 1
+	assert_output --partial "kernel: e1: cannot shrink to $((32 << 20)) bytes"
+	[ "$(cat "$DST_CFS/exports/e1/size")" = $((64 << 20)) ]
+	run "$DSTCTL" resize e1 lots
+	assert_failure 2
+
+	"$DSTCTL" set r1 keepalive_ms=1500 fail_timeout_s=-1
+	[ "$(cat "$DST_CFS/remotes/r1/keepalive_ms")" = 1500 ]
+	[ "$(cat "$DST_CFS/remotes/r1/fail_timeout_s")" = -1 ]
+	run "$DSTCTL" set r1 queue_depth=8
+	assert_failure 1
+	assert_output --partial 'kernel: r1: disable the node before changing queue_depth'
+	run "$DSTCTL" set r1 enable=0
+	assert_failure 2
+	run "$DSTCTL" set r1 keepalive_ms
+	assert_failure 2
+	[ "$(cat "$DST_CFS/remotes/r1/state")" = running ]
+	"$DSTCTL" detach r1 e1
+	no_nodes
+}
