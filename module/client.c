@@ -744,9 +744,14 @@ int dst_remote_grow(struct dst_remote *rem, u64 size)
 		grew = true;
 	}
 	spin_unlock(&rem->size_lock);
-	/* Before the receive loops run, the disk is still to be sized. */
-	if (grew && smp_load_acquire(&rem->running))
-		queue_work(rem->ctl_wq, &rem->resize_work);
+	/*
+	 * Before the receive loops run, the disk is still to be sized;
+	 * while it goes, it keeps its size.  Not on the node's reclaim
+	 * workqueues: the change uevent allocates as it likes.
+	 */
+	if (grew && smp_load_acquire(&rem->running) &&
+	    !READ_ONCE(rem->stopping))
+		queue_work(system_wq, &rem->resize_work);
 	return 0;
 }
 

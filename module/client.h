@@ -54,6 +54,7 @@ struct dst_rconn {
 	int idx;
 	struct mutex tx_lock;	/* one frame at a time; live, epoch, tx */
 	bool live;		/* frames may be sent; cleared by the rx loop */
+	bool resize;		/* its server sends RESIZE (granted) */
 	/* The rest of a frame a signal interrupted, sent by tx_work. */
 	struct dst_frame tx;
 	u32 tx_skip;		/* bytes of it already sent */
@@ -81,7 +82,7 @@ struct dst_remote {
 	struct net *net;		/* where the sockets live */
 	struct dst_geometry geo;	/* as the server described it */
 	spinlock_t size_lock;		/* geo.size: it may grow */
-	struct work_struct resize_work;	/* ... and the disk with it */
+	struct work_struct resize_work;	/* ... and the disk with it (system_wq) */
 	bool running;			/* receive loops started */
 	bool read_only;
 	int index;			/* dstN */

@@ -331,12 +331,15 @@ ALLOW_ERROR_INJECTION(dst_rconn_handshake, ERRNO);
 
 /*
  * The same export: field by field, as the structure has padding.  Not
- * the size, which may have grown (dst_remote_grow()).
+ * the size, which may have grown (dst_remote_grow()), nor RESIZE, which
+ * a server upgraded or downgraded meanwhile may grant or not: it is a
+ * connection's (conn->resize), not the export's.
  */
 static bool dst_geometry_same(const struct dst_geometry *a,
 			      const struct dst_geometry *b)
 {
-	return a->version == b->version && a->features == b->features &&
+	return a->version == b->version &&
+	       !((a->features ^ b->features) & ~DST_FEAT_RESIZE) &&
 	       a->lbs == b->lbs && a->pbs == b->pbs &&
 	       a->max_io == b->max_io && a->max_discard == b->max_discard &&
 	       a->max_write_zeroes == b->max_write_zeroes;
@@ -367,6 +370,7 @@ struct socket *dst_rconn_open(struct dst_remote *rem,
 	if (err)
 		goto fail;
 
+	conn->resize = geo.features & DST_FEAT_RESIZE;
 	if (first) {
 		rem->geo = geo;
 	} else if (!dst_geometry_same(&geo, &rem->geo) ||
@@ -594,7 +598,8 @@ void dst_fail_work(struct work_struct *work)
 					      struct dst_remote, fail_work);
 
 	mutex_lock(&rem->state_lock);
-	if (rem->nr_live || rem->failfast) {
+	/* A connection is back, or fail_timeout_s went to -1 meanwhile. */
+	if (rem->nr_live || rem->failfast || rem->fail_s < 0) {
 		mutex_unlock(&rem->state_lock);
 		return;
 	}

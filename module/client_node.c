@@ -308,8 +308,9 @@ int dst_remote_start(struct dst_node *node)
 
 	/*
 	 * The disk is a child of the node's bus device, so udev rules can
-	 * match ATTRS{name}.
+	 * match ATTRS{name}.  Its size first: from here a RESIZE may grow it.
 	 */
+	WRITE_ONCE(node->eff_size, size);
 	dst_remote_run(rem);
 	/*
 	 * Not the partition scan, though: it would run here, under
@@ -327,7 +328,6 @@ int dst_remote_start(struct dst_node *node)
 	node->scanning = true;
 	queue_work(system_long_wq, &rem->scan_work);
 
-	node->eff_size = size;
 	pr_info("%s: attached export '%s' at %pISpc as %s: %llu bytes, %d connection%s%s\n",
 		node->name, node->cfg.export, &node->cfg.addr,
 		rem->disk->disk_name, size, n, n > 1 ? "s" : "",
@@ -344,6 +344,7 @@ out_close:
 	dst_remote_free_disk(rem);
 out_free:
 	node->rem = NULL;
+	node->eff_size = 0;
 	dst_remote_free(rem);
 	return err;
 }
@@ -394,6 +395,8 @@ void dst_remote_stop(struct dst_node *node)
 		}
 	}
 	mutex_unlock(&rem->state_lock);
+	/* No capacity change while the disk goes (dst_remote_grow()). */
+	cancel_work_sync(&rem->resize_work);
 	/* Orphans wait for a reconnection that will not come now. */
 	dst_trans_fail_orphans(&rem->set, -1);
 	cancel_delayed_work_sync(&rem->reconnect_work);
@@ -437,6 +440,7 @@ void dst_remote_stop(struct dst_node *node)
 void dst_remote_set_param(struct dst_node *node, enum dst_param p, s64 val)
 {
 	struct dst_remote *rem = node->rem;
+	int i;
 
 	lockdep_assert_held(&node->lock);
 	switch (p) {
@@ -447,6 +451,12 @@ void dst_remote_set_param(struct dst_node *node, enum dst_param p, s64 val)
 		WRITE_ONCE(rem->max_retries, val);
 		break;
 	case DST_P_KEEPALIVE_MS:
+		/*
+		 * Silence is measured from now: a connection idle under the
+		 * old setting gets its PING before it can count as dead.
+		 */
+		for (i = 0; i < rem->nr_conns; i++)
+			WRITE_ONCE(rem->conns[i].last_rx, jiffies);
 		WRITE_ONCE(rem->ka_ms, val);
 		if (val)
 			mod_delayed_work(rem->ctl_wq, &rem->ka_work,

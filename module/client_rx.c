@@ -220,7 +220,7 @@ static int dst_recv_resize(struct dst_rconn *conn, struct dst_wire_hdr *hdr,
 	struct dst_remote *rem = conn->rem;
 	int err;
 
-	if (!(rem->geo.features & DST_FEAT_RESIZE) || m->len || m->status ||
+	if (!conn->resize || m->len || m->status ||
 	    m->flags || m->id || m->offset % rem->geo.lbs ||
 	    m->offset > (U64_MAX >> 1))
 		return dst_rconn_proto(conn, "malformed RESIZE");

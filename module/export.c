@@ -313,19 +313,22 @@ int dst_export_resize(struct dst_node *node, u64 want)
 
 	lockdep_assert_held(&node->lock);
 	have = round_down(bdev_nr_bytes(exp->bdev), lbs);
-	if (want > have || want % lbs) {
+	size = want ? want : have;
+	if (want > have || want % lbs || !size) {
 		pr_err("%s: size %llu does not fit %s (%llu bytes, %u-byte blocks)\n",
 		       node->name, want, node->cfg.device, have, lbs);
 		return -EINVAL;
 	}
-	size = want ? want : have;
 
 	mutex_lock(&exp->conns_lock);
 	old = exp->geo.size;
+	/*
+	 * Any connection may be a client's, even one in its handshake (a
+	 * reconnection waiting on its fence): none may see blocks vanish.
+	 */
 	if (size < old) {
 		list_for_each_entry(conn, &exp->conns, entry)
-			clients += conn->established && !conn->fenced &&
-				   !conn->closing;
+			clients += !conn->closing;
 		if (clients) {
 			mutex_unlock(&exp->conns_lock);
 			pr_err("%s: cannot shrink to %llu bytes: %d client connection%s use%s %llu\n",
@@ -334,22 +337,28 @@ int dst_export_resize(struct dst_node *node, u64 want)
 			return -EBUSY;
 		}
 	}
+	/*
+	 * Every connection takes requests up to the new size before any
+	 * client hears of it: a client with several connections may use
+	 * the new blocks on any of them as soon as one has told it.  The
+	 * others are told by dst_sconn_welcomed().
+	 */
 	WRITE_ONCE(exp->geo.size, size);
-	list_for_each_entry(conn, &exp->conns, entry) {
-		/* The others: dst_sconn_welcomed() sees the new size. */
-		if (!conn->welcomed || conn->fenced || conn->closing)
-			continue;
-		WRITE_ONCE(conn->geo.size, size);
-		if (size > old && (conn->geo.features & DST_FEAT_RESIZE))
+	list_for_each_entry(conn, &exp->conns, entry)
+		if (conn->welcomed && !conn->fenced && !conn->closing)
+			WRITE_ONCE(conn->geo.size, size);
+	list_for_each_entry(conn, &exp->conns, entry)
+		if (size > old && conn->welcomed && !conn->fenced &&
+		    !conn->closing && (conn->geo.features & DST_FEAT_RESIZE))
 			dst_sconn_notify_size(conn);
-	}
 	mutex_unlock(&exp->conns_lock);
 
 	node->eff_size = size;
-	if (size != old)
+	if (size != old) {
 		pr_info("%s: size %llu bytes, was %llu\n", node->name, size,
 			old);
-	trace_dst_resize(node->name, old, size);
+		trace_dst_resize(node->name, old, size);
+	}
 	return 0;
 }
 

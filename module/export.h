@@ -111,6 +111,35 @@ struct dst_export {
 	atomic64_t merged;		/* resends answered by the first copy */
 };
 
+struct dst_sconn;
+
+/* One request, from its header until its reply is sent. */
+struct dst_io {
+	struct dst_sconn *conn;
+	struct list_head entry;
+	struct dst_msg m;		/* becomes the reply */
+	struct hlist_node hnode;	/* conn->pending, while hashed */
+	bool hashed;
+	unsigned long start;		/* jiffies: read (debugfs's age) */
+	struct bio *bio;
+	/*
+	 * The data: up to 64 KiB of contiguous pages a segment, fewer
+	 * where memory is fragmented, single pages from the reserve.
+	 */
+	unsigned int nr_segs;
+	unsigned int nr_normal;		/* bvecs[0..nr_normal) not reserve */
+	u32 pinned;			/* bytes counted in conn and export */
+	/*
+	 * inline_bvecs, or for a request that may need more segments a
+	 * table of DST_SRV_MAX_PAGES from bvec_pool.  Kept out of the
+	 * dst_io itself because the kernel zeroes every allocation
+	 * (init_on_alloc, on in Debian's kernel): a 4 KiB table in each
+	 * dst_io was an 8 KiB memset per 4 KiB request.
+	 */
+	struct bio_vec *bvecs;
+	struct bio_vec inline_bvecs[DST_SRV_INLINE_SEGS];
+};
+
 struct dst_sconn {
 	struct dst_export *exp;
 	struct list_head entry;		/* exp->conns */
@@ -161,6 +190,16 @@ struct dst_sconn {
 	bool established;		/* handshake done (rx loop reruns) */
 	bool welcomed;			/* ... and the welcome sent */
 	bool closing;			/* in dst_sconn_close() */
+	/*
+	 * The RESIZE notice (export_reply.c), one per connection, under
+	 * lock: idle, queued among the replies, or being sent -- and then
+	 * @notice_again if the export grew once more meanwhile.  It says
+	 * geo.size as it is when it is sent, so queued notices merge.
+	 */
+	enum { DST_NOTICE_IDLE, DST_NOTICE_QUEUED, DST_NOTICE_SENDING }
+		notice_state;
+	bool notice_again;
+	struct dst_io notice;
 	bool refusing;			/* the list refused it at accept */
 	/* Ends a handshake that takes longer than DST_SRV_HELLO_MS. */
 	struct delayed_work hs_timeout;
@@ -171,33 +210,6 @@ struct dst_sconn {
 	 */
 	DECLARE_HASHTABLE(pending, DST_SRV_PENDING_BITS);
 	u32 hash_seed;
-};
-
-/* One request, from its header until its reply is sent. */
-struct dst_io {
-	struct dst_sconn *conn;
-	struct list_head entry;
-	struct dst_msg m;		/* becomes the reply */
-	struct hlist_node hnode;	/* conn->pending, while hashed */
-	bool hashed;
-	unsigned long start;		/* jiffies: read (debugfs's age) */
-	struct bio *bio;
-	/*
-	 * The data: up to 64 KiB of contiguous pages a segment, fewer
-	 * where memory is fragmented, single pages from the reserve.
-	 */
-	unsigned int nr_segs;
-	unsigned int nr_normal;		/* bvecs[0..nr_normal) not reserve */
-	u32 pinned;			/* bytes counted in conn and export */
-	/*
-	 * inline_bvecs, or for a request that may need more segments a
-	 * table of DST_SRV_MAX_PAGES from bvec_pool.  Kept out of the
-	 * dst_io itself because the kernel zeroes every allocation
-	 * (init_on_alloc, on in Debian's kernel): a 4 KiB table in each
-	 * dst_io was an 8 KiB memset per 4 KiB request.
-	 */
-	struct bio_vec *bvecs;
-	struct bio_vec inline_bvecs[DST_SRV_INLINE_SEGS];
 };
 
 /* export_conn.c: a client connection */
@@ -217,7 +229,9 @@ bool dst_sconn_replies_pending(struct dst_sconn *conn);
 void dst_sconn_flush_replies(struct dst_sconn *conn);
 void dst_send_work(struct work_struct *work);
 void dst_sconn_tx_watchdog(struct work_struct *work);
+void dst_sconn_notice_init(struct dst_sconn *conn);
 void dst_sconn_notify_size(struct dst_sconn *conn);
+void dst_notice_done(struct dst_sconn *conn);
 
 /* export_pages.c: spare pages */
 struct page *dst_spare_get(struct dst_sconn *conn, unsigned int order);

@@ -300,7 +300,7 @@ static void dst_sconn_welcomed(struct dst_sconn *conn)
 
 	mutex_lock(&exp->conns_lock);
 	conn->welcomed = true;
-	if (conn->geo.size != exp->geo.size) {
+	if (exp->geo.size > conn->geo.size && !conn->fenced) {
 		WRITE_ONCE(conn->geo.size, exp->geo.size);
 		if (conn->geo.features & DST_FEAT_RESIZE)
 			dst_sconn_notify_size(conn);
@@ -755,6 +755,7 @@ void dst_export_add_conn(struct dst_export *exp, struct socket *sock)
 	INIT_WORK(&conn->send_work, dst_send_work);
 	INIT_DELAYED_WORK(&conn->hs_timeout, dst_sconn_hs_timeout);
 	INIT_DELAYED_WORK(&conn->tx_watchdog, dst_sconn_tx_watchdog);
+	dst_sconn_notice_init(conn);
 	conn->tx_progress = jiffies;
 	mutex_init(&conn->send_lock);
 

@@ -37,6 +37,11 @@ void dst_io_free(struct dst_io *io)
 	struct dst_export *exp = conn->exp;
 	unsigned int i;
 
+	/* The connection's own RESIZE notice, not the pool's. */
+	if (io == &conn->notice) {
+		dst_notice_done(conn);
+		return;
+	}
 	/* Only dst_queue_reply() unhashes: a hashed dst_io is a bug. */
 	if (WARN_ON_ONCE(io->hashed)) {
 		spin_lock_irq(&conn->lock);

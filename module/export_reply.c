@@ -11,7 +11,8 @@
  * their pool.  Keyed replies are sealed and sent without blocking from
  * the crypto workqueue, resuming from write_space, so one slow client
  * cannot stall the others; a watchdog kills a connection whose client
- * stops reading for DST_SRV_SEND_MS.
+ * stops reading for DST_SRV_SEND_MS.  The RESIZE notice, the one frame
+ * the server sends unasked, travels among the replies.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,6 +23,96 @@
 
 #include "export.h"
 #include "trace.h"
+
+/* --- the RESIZE notice ----------------------------------------------- */
+
+/*
+ * The RESIZE notice (docs/protocol.md): a header-only frame among the
+ * replies, so the one sender sends it and a keyed one is sealed in
+ * sequence.  Each connection has one, embedded, so telling clients never
+ * allocates: it is queued once and says the size as it is when it goes
+ * out, so any number of grows while it waits make one frame.  It counts
+ * in inflight while queued or being sent, as a reply does, so
+ * dst_sconn_close() waits for it.
+ */
+void dst_sconn_notice_init(struct dst_sconn *conn)
+{
+	struct dst_io *io = &conn->notice;
+
+	io->conn = conn;
+	INIT_LIST_HEAD(&io->entry);
+	io->m.cmd = DST_CMD_RESIZE;
+	io->bvecs = io->inline_bvecs;
+}
+
+/*
+ * Tell the client its export grew.  The caller holds conns_lock and has
+ * seen the connection welcomed, not fenced and not closing: the welcome
+ * is out, so nothing can overtake it, and the close has not begun.
+ */
+void dst_sconn_notify_size(struct dst_sconn *conn)
+{
+	struct dst_export *exp = conn->exp;
+	bool kick = false;
+
+	lockdep_assert_held(&exp->conns_lock);
+	spin_lock_irq(&conn->lock);
+	switch (conn->notice_state) {
+	case DST_NOTICE_IDLE:
+		conn->notice_state = DST_NOTICE_QUEUED;
+		conn->notice.start = jiffies;
+		atomic_inc(&conn->inflight);
+		list_add_tail(&conn->notice.entry, &conn->replies);
+		kick = true;
+		break;
+	case DST_NOTICE_QUEUED:		/* it will say the new size */
+		break;
+	case DST_NOTICE_SENDING:	/* it says the old one: again */
+		conn->notice_again = true;
+		break;
+	}
+	spin_unlock_irq(&conn->lock);
+	if (kick)
+		queue_work(conn->crypto ? exp->crypto_wq : exp->send_wq,
+			   &conn->send_work);
+}
+
+/* The notice is about to be encoded: it says the size as of now. */
+static void dst_notice_encode(struct dst_sconn *conn, struct dst_io *io)
+{
+	if (io != &conn->notice)
+		return;
+	spin_lock_irq(&conn->lock);
+	conn->notice_state = DST_NOTICE_SENDING;
+	io->m.offset = conn->geo.size;
+	spin_unlock_irq(&conn->lock);
+}
+
+/*
+ * dst_io_free() of the notice: sent (or dropped with a dead
+ * connection).  Queued again at once if the export grew while it was
+ * being sent; the sender, which called this, looks at the list again.
+ */
+void dst_notice_done(struct dst_sconn *conn)
+{
+	bool gone;
+
+	spin_lock_irq(&conn->lock);
+	if (conn->notice_again) {
+		conn->notice_again = false;
+		conn->notice_state = DST_NOTICE_QUEUED;
+		list_add_tail(&conn->notice.entry, &conn->replies);
+		gone = false;
+	} else {
+		conn->notice_state = DST_NOTICE_IDLE;
+		gone = true;
+	}
+	spin_unlock_irq(&conn->lock);
+	if (gone) {
+		atomic_dec(&conn->inflight);
+		wake_up(&conn->wait);
+	}
+}
 
 /* --- replies ------------------------------------------------------- */
 
@@ -47,6 +138,7 @@ static int dst_send_reply(struct dst_sconn *conn, struct dst_io *io,
 	unsigned int i;
 	int err;
 
+	dst_notice_encode(conn, io);
 	dst_msg_encode(&hdr, &io->m);
 	err = dst_sock_send(conn->sock, &hdr, sizeof(hdr),
 			    data || more ? MSG_MORE : 0);
@@ -113,6 +205,7 @@ static int dst_seal_reply(struct dst_sconn *conn, struct dst_io *io)
 	unsigned int i;
 
 	/* The pages are this server's own: sealed where they are. */
+	dst_notice_encode(conn, io);
 	dst_msg_encode(&conn->tx_hdr, &io->m);
 	for (i = 0; i < nents; i++)
 		sg_set_page(&sg[i], io->bvecs[i].bv_page, io->bvecs[i].bv_len,
@@ -256,37 +349,6 @@ static void dst_send_replies_locked(struct dst_sconn *conn)
 	else
 		dst_send_plain_locked(conn);
 	memalloc_noio_restore(noio);
-}
-
-/*
- * Tell the client its export grew (DST_CMD_RESIZE, docs/protocol.md):
- * a header-only frame among the replies, so the one sender sends it and
- * a keyed one is sealed in sequence.  The caller holds conns_lock and
- * has seen the connection welcomed and not closing: the welcome is out,
- * so nothing can overtake it, and dst_sconn_close() waits for this frame
- * like any reply (it counts in inflight).
- */
-void dst_sconn_notify_size(struct dst_sconn *conn)
-{
-	struct dst_export *exp = conn->exp;
-	struct dst_io *io;
-
-	lockdep_assert_held(&exp->conns_lock);
-	/* The mempool's reserve comes back as replies go out. */
-	io = mempool_alloc(exp->io_pool, GFP_NOIO);
-	memset(io, 0, sizeof(*io));
-	io->conn = conn;
-	INIT_LIST_HEAD(&io->entry);
-	io->m.cmd = DST_CMD_RESIZE;
-	io->m.offset = conn->geo.size;
-	io->start = jiffies;
-	io->bvecs = io->inline_bvecs;
-	atomic_inc(&conn->inflight);
-	spin_lock_irq(&conn->lock);
-	list_add_tail(&io->entry, &conn->replies);
-	spin_unlock_irq(&conn->lock);
-	queue_work(conn->crypto ? exp->crypto_wq : exp->send_wq,
-		   &conn->send_work);
 }
 
 void dst_send_work(struct work_struct *work)
