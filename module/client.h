@@ -26,8 +26,23 @@
 #define DST_RECONNECT_TIMEOUT_MS 5000	/* ... and for each reconnect attempt */
 #define DST_RECONNECT_MAX_MS	10000	/* backoff cap, unless the delay is more */
 #define DST_DETACH_GRACE_MS	5000	/* without progress, while detaching */
+#define DST_PATH_PROBE_MS	2000	/* a slot off its path: is it back? */
+#define DST_PATH_PROBE_TIMEOUT_MS 1000	/* ... a TCP connect that long */
 
 struct dst_remote;
+
+/*
+ * One of the server's addresses (multipath, docs/configfs.md): slot i
+ * belongs on path i % nr_paths, moves to another when its own fails,
+ * and back when path_work finds it reachable again.
+ */
+struct dst_path {
+	struct sockaddr_storage addr;
+	atomic_t conns;			/* live slots on it */
+	atomic64_t failures;		/* connects and handshakes that failed */
+	atomic64_t failovers;		/* slots that left it for another */
+	bool down;			/* its last attempt failed */
+};
 
 /*
  * A frame on its way out: what it takes to send it, or the rest of it,
@@ -55,6 +70,9 @@ struct dst_rconn {
 	struct mutex tx_lock;	/* one frame at a time; live, epoch, tx */
 	bool live;		/* frames may be sent; cleared by the rx loop */
 	bool resize;		/* its server sends RESIZE (granted) */
+	int path;		/* the path its socket uses ... */
+	int home;		/* ... and the one it belongs on */
+	bool go_home;		/* path_work: reconnect there first */
 	/* The rest of a frame a signal interrupted, sent by tx_work. */
 	struct dst_frame tx;
 	u32 tx_skip;		/* bytes of it already sent */
@@ -122,6 +140,7 @@ struct dst_remote {
 	unsigned int attempt;		/* since the link last went down */
 	struct delayed_work fail_work;
 	struct delayed_work ka_work;
+	struct delayed_work path_work;	/* slots back to their paths */
 
 	atomic_long_t completions;	/* progress, for the watchdog */
 	long seen;
@@ -130,6 +149,9 @@ struct dst_remote {
 	struct dst_io_stats __percpu *stats;
 	atomic64_t reconnects, resends, timeouts;
 
+	struct dst_path paths[DST_MAX_PATHS];	/* node->cfg.addrs */
+	int nr_paths;
+
 	int nr_conns;
 	struct dst_rconn conns[];
 };
@@ -137,6 +159,13 @@ struct dst_remote {
 static inline const char *dst_rem_name(struct dst_remote *rem)
 {
 	return rem->node->name;
+}
+
+/* The server address @conn's socket uses (or last used, or will). */
+static inline const struct sockaddr_storage *
+dst_rconn_addr(const struct dst_rconn *conn)
+{
+	return &conn->rem->paths[READ_ONCE(conn->path)].addr;
 }
 
 /* client.c: the disk and sending */
@@ -162,6 +191,7 @@ void dst_reconnect_work(struct work_struct *work);
 void dst_fail_work(struct work_struct *work);
 void dst_remote_set_fail_timeout(struct dst_remote *rem, int s);
 void dst_ka_work(struct work_struct *work);
+void dst_path_work(struct work_struct *work);
 
 /* client_rx.c: replies */
 bool dst_rconn_rx_fast(struct dst_sock_watch *w, struct sock *sk);

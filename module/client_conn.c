@@ -114,7 +114,7 @@ static int dst_rconn_auth(struct dst_remote *rem, struct dst_rconn *conn,
 	}
 	if (!dst_crypto_proof_ok(b->sproof, b->ch.proof)) {
 		pr_err("%s: %pISpc cannot prove the shared key (a different key on one side?); closing\n",
-		       node->name, &node->cfg.addr);
+		       node->name, dst_rconn_addr(conn));
 		err = -EKEYREJECTED;
 		goto out;
 	}
@@ -205,7 +205,7 @@ static int dst_rconn_hello(struct dst_remote *rem, struct dst_rconn *conn,
 			   m.cmd == (DST_CMD_HELLO | DST_CMD_REPLY) &&
 			   m.status == DST_ST_OK) {
 			pr_err("%s: %pISpc did not authenticate (the export has no key?); closing\n",
-			       node->name, &node->cfg.addr);
+			       node->name, dst_rconn_addr(conn));
 			err = -EKEYREJECTED;
 			goto out;
 		}
@@ -215,7 +215,7 @@ static int dst_rconn_hello(struct dst_remote *rem, struct dst_rconn *conn,
 	}
 	if (err)
 		pr_err("%s: handshake with %pISpc failed: %d\n", node->name,
-		       &node->cfg.addr, err);
+		       dst_rconn_addr(conn), err);
 out:
 	memzero_explicit(cnonce, sizeof(cnonce));
 	return err;
@@ -226,7 +226,8 @@ out:
  * refusal, or a welcome (checked with session keys @c, if any) that
  * describes an export this client can use, into @geo.
  */
-static int dst_rconn_welcome(struct dst_remote *rem, struct socket *sock,
+static int dst_rconn_welcome(struct dst_remote *rem, struct dst_rconn *conn,
+			     struct socket *sock,
 			     struct dst_hs_buf *buf, struct dst_crypto *c,
 			     const struct dst_hello *hello,
 			     struct dst_geometry *geo)
@@ -238,20 +239,20 @@ static int dst_rconn_welcome(struct dst_remote *rem, struct socket *sock,
 	err = dst_msg_decode(&buf->hdr, &m);
 	if (err || m.cmd != (DST_CMD_HELLO | DST_CMD_REPLY) || m.id) {
 		pr_err("%s: %pISpc does not speak DST v%d\n", node->name,
-		       &node->cfg.addr, DST_PROTO_VERSION);
+		       dst_rconn_addr(conn), DST_PROTO_VERSION);
 		return -EPROTO;
 	}
 	if (m.status != DST_ST_OK) {
 		err = dst_status_to_errno(m.status);
 		pr_err("%s: %pISpc refused export '%s': status %u (%d)%s\n",
-		       node->name, &node->cfg.addr, hello->export, m.status,
+		       node->name, dst_rconn_addr(conn), hello->export, m.status,
 		       err, m.status == DST_ST_AUTH ?
 		       ": key, hash or cipher differ from the export's" : "");
 		return err;
 	}
 	if (m.len != DST_WELCOME_SIZE) {
 		pr_err("%s: welcome of %u bytes from %pISpc\n", node->name,
-		       m.len, &node->cfg.addr);
+		       m.len, dst_rconn_addr(conn));
 		return -EPROTO;
 	}
 	err = dst_sock_recv(sock, &buf->welcome, DST_WELCOME_SIZE);
@@ -264,7 +265,7 @@ static int dst_rconn_welcome(struct dst_remote *rem, struct socket *sock,
 				    dst_crypto_tag_len(c));
 		if (!err && dst_crypto_open(c, &buf->hdr, 1, DST_WELCOME_SIZE)) {
 			pr_err("%s: the welcome from %pISpc fails its integrity check; closing\n",
-			       node->name, &node->cfg.addr);
+			       node->name, dst_rconn_addr(conn));
 			err = -EBADMSG;
 		}
 	}
@@ -278,7 +279,7 @@ static int dst_rconn_welcome(struct dst_remote *rem, struct socket *sock,
 		err = -EPROTO;
 	if (err)
 		pr_err("%s: %pISpc describes an export this client cannot use\n",
-		       node->name, &node->cfg.addr);
+		       node->name, dst_rconn_addr(conn));
 	return err;
 }
 
@@ -295,7 +296,7 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 	struct dst_hello hello = {
 		.version_min = DST_PROTO_VERSION_MIN,
 		.version_max = DST_PROTO_VERSION,
-		.features = DST_FEAT_ALL | DST_FEAT_RESIZE,
+		.features = DST_FEAT_ALL | DST_FEAT_RESIZE | DST_FEAT_UUID,
 		.max_io = dst_node_get_param(node, DST_P_MAX_PAGES) * PAGE_SIZE,
 		.session = rem->session,
 		.slot = conn->idx,
@@ -317,7 +318,7 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 	strscpy(hello.export, node->cfg.export, sizeof(hello.export));
 	err = dst_rconn_hello(rem, conn, sock, buf, &hello, &c);
 	if (!err)
-		err = dst_rconn_welcome(rem, sock, buf, c, &hello, geo);
+		err = dst_rconn_welcome(rem, conn, sock, buf, c, &hello, geo);
 	kfree(buf);
 	if (err)
 		dst_crypto_free(c);
@@ -330,40 +331,48 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 ALLOW_ERROR_INJECTION(dst_rconn_handshake, ERRNO);
 
 /*
- * The same export: field by field, as the structure has padding.  Not
- * the size, which may have grown (dst_remote_grow()), nor RESIZE, which
- * a server upgraded or downgraded meanwhile may grant or not: it is a
- * connection's (conn->resize), not the export's.
+ * The same export: field by field, as the structure has padding; its
+ * identity where both welcomes carry one.  Not the size, which may have
+ * grown (dst_remote_grow()), nor RESIZE or UUID, which a server upgraded
+ * or downgraded meanwhile may grant or not: RESIZE is a connection's
+ * (conn->resize), and several paths need UUID on each (dst_rconn_try()).
  */
 static bool dst_geometry_same(const struct dst_geometry *a,
 			      const struct dst_geometry *b)
 {
+	const u32 optional = DST_FEAT_RESIZE | DST_FEAT_UUID;
+
 	return a->version == b->version &&
-	       !((a->features ^ b->features) & ~DST_FEAT_RESIZE) &&
+	       !((a->features ^ b->features) & ~optional) &&
 	       a->lbs == b->lbs && a->pbs == b->pbs &&
 	       a->max_io == b->max_io && a->max_discard == b->max_discard &&
-	       a->max_write_zeroes == b->max_write_zeroes;
+	       a->max_write_zeroes == b->max_write_zeroes &&
+	       (!(a->features & b->features & DST_FEAT_UUID) ||
+		!memcmp(a->uuid, b->uuid, sizeof(a->uuid)));
 }
 
 /*
- * Connect slot @conn and shake hands.  The first connection of an attach
- * fixes the geometry; every later one, and every reconnection, must see
- * the same export.  Returns the socket, ready for the receive loop.
+ * Connect slot @conn over path @p and shake hands.  The first connection
+ * of an attach fixes the geometry; every later one, and every
+ * reconnection, must see the same export -- over several paths, proven
+ * by its identity.  Returns the socket, ready for the receive loop;
+ * -ESTALE for a server that is not this export.
  */
-struct socket *dst_rconn_open(struct dst_remote *rem,
-			      struct dst_rconn *conn, bool first,
-			      int timeout_ms,
-			      struct dst_crypto **cryptop)
+static struct socket *dst_rconn_try(struct dst_remote *rem,
+				    struct dst_rconn *conn, int p, bool first,
+				    int timeout_ms,
+				    struct dst_crypto **cryptop)
 {
 	struct dst_node *node = rem->node;
 	struct dst_geometry geo;
 	struct socket *sock;
 	int err;
 
-	sock = dst_sock_connect(rem->net, &node->cfg.addr, timeout_ms);
+	WRITE_ONCE(conn->path, p);
+	sock = dst_sock_connect(rem->net, &rem->paths[p].addr, timeout_ms);
 	if (IS_ERR(sock)) {
 		pr_err("%s: cannot connect to %pISpc: %ld\n", node->name,
-		       &node->cfg.addr, PTR_ERR(sock));
+		       &rem->paths[p].addr, PTR_ERR(sock));
 		return sock;
 	}
 	err = dst_rconn_handshake(rem, conn, sock, &geo, cryptop);
@@ -371,13 +380,19 @@ struct socket *dst_rconn_open(struct dst_remote *rem,
 		goto fail;
 
 	conn->resize = geo.features & DST_FEAT_RESIZE;
-	if (first) {
+	if (rem->nr_paths > 1 && !(geo.features & DST_FEAT_UUID)) {
+		pr_err("%s: %pISpc does not prove which export it is (feature UUID): several addresses need it\n",
+		       node->name, &rem->paths[p].addr);
+		err = -EOPNOTSUPP;
+	} else if (first) {
 		rem->geo = geo;
 	} else if (!dst_geometry_same(&geo, &rem->geo) ||
 		   dst_remote_grow(rem, geo.size)) {
-		pr_err("%s: connection %d to %pISpc found a different export (it shrank, or its blocks or features changed)\n",
-		       node->name, conn->idx, &node->cfg.addr);
+		pr_err("%s: connection %d to %pISpc found a different export (another identity, it shrank, or its blocks or features changed)\n",
+		       node->name, conn->idx, &rem->paths[p].addr);
 		err = -ESTALE;
+	}
+	if (err) {
 		dst_crypto_free(*cryptop);
 		*cryptop = NULL;
 		goto fail;
@@ -396,6 +411,56 @@ fail:
 	return ERR_PTR(err);
 }
 
+/**
+ * dst_rconn_open - connect slot @conn, over one of the server's paths
+ * @rem: the remote
+ * @conn: the slot, not live
+ * @first: the attach's first connection, which fixes the geometry
+ * @timeout_ms: for each connect and handshake
+ * @cryptop: the session keys, if keyed
+ *
+ * Its own path first at attach and when path_work sends it back; after
+ * a failure the other paths first, the one that failed last.  At attach
+ * a server that is another export ends the attempt: a wrong address is
+ * the administrator's to fix, not to route around.
+ */
+struct socket *dst_rconn_open(struct dst_remote *rem,
+			      struct dst_rconn *conn, bool first,
+			      int timeout_ms,
+			      struct dst_crypto **cryptop)
+{
+	/* Set by dst_remote_run(), after every slot's first open. */
+	bool attach = !READ_ONCE(rem->running);
+	int k, p, start, from = conn->path;
+	struct socket *sock = ERR_PTR(-ENOTCONN);
+
+	start = attach || conn->go_home ? conn->home : conn->path + 1;
+	conn->go_home = false;
+	for (k = 0; k < rem->nr_paths; k++) {
+		p = (start + k) % rem->nr_paths;
+		sock = dst_rconn_try(rem, conn, p, first, timeout_ms, cryptop);
+		if (!IS_ERR(sock))
+			break;
+		WRITE_ONCE(rem->paths[p].down, true);
+		atomic64_inc(&rem->paths[p].failures);
+		if (attach && PTR_ERR(sock) != -ECONNREFUSED &&
+		    PTR_ERR(sock) != -ETIMEDOUT &&
+		    PTR_ERR(sock) != -EHOSTUNREACH &&
+		    PTR_ERR(sock) != -ENETUNREACH)
+			return sock;
+	}
+	if (IS_ERR(sock))
+		return sock;
+	WRITE_ONCE(rem->paths[p].down, false);
+	if (!attach && p != from) {
+		atomic64_inc(&rem->paths[from].failovers);
+		pr_info("%s: connection %d moved from %pISpc to %pISpc\n",
+			dst_rem_name(rem), conn->idx, &rem->paths[from].addr,
+			&rem->paths[p].addr);
+	}
+	return sock;
+}
+
 /* --- the link: connections going down and coming back --------------- */
 
 /* Slot @conn's first socket, at attach: live before anything runs. */
@@ -404,6 +469,7 @@ void dst_rconn_attach(struct dst_rconn *conn, struct socket *sock)
 	conn->sock = sock;
 	conn->last_rx = jiffies;
 	conn->live = true;
+	atomic_inc(&conn->rem->paths[conn->path].conns);
 }
 
 /*
@@ -429,6 +495,7 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 
 	mutex_lock(&rem->state_lock);
 	rem->nr_live--;
+	atomic_dec(&rem->paths[conn->path].conns);
 	stopping = rem->stopping;
 	if (!stopping && !rem->nr_live && !rem->failfast) {
 		blk_mq_quiesce_queue_nowait(rem->disk->queue);
@@ -447,7 +514,7 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 		return;
 	}
 	pr_warn("%s: connection %d to %pISpc lost (%d) with %u request%s in flight; reconnecting\n",
-		dst_rem_name(rem), conn->idx, &rem->node->cfg.addr, err,
+		dst_rem_name(rem), conn->idx, dst_rconn_addr(conn), err,
 		orphans, orphans == 1 ? "" : "s");
 }
 
@@ -486,6 +553,7 @@ void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 	 */
 	mutex_lock(&rem->state_lock);
 	rem->nr_live++;
+	atomic_inc(&rem->paths[conn->path].conns);
 	rem->failfast = false;
 	cancel_delayed_work(&rem->fail_work);
 	mutex_lock(&conn->tx_lock);
@@ -507,7 +575,7 @@ void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 	atomic64_add(n, &rem->resends);
 	atomic64_inc(&rem->reconnects);
 	pr_info("%s: connection %d to %pISpc is back; %u request%s resent\n",
-		dst_rem_name(rem), conn->idx, &rem->node->cfg.addr, n,
+		dst_rem_name(rem), conn->idx, dst_rconn_addr(conn), n,
 		n == 1 ? "" : "s");
 }
 
@@ -542,7 +610,7 @@ void dst_reconnect_work(struct work_struct *work)
 		flush_work(&conn->recv_work);
 		rem->attempt++;
 		pr_info("%s: reconnect attempt %u to %pISpc (connection %d)\n",
-			dst_rem_name(rem), rem->attempt, &rem->node->cfg.addr,
+			dst_rem_name(rem), rem->attempt, dst_rconn_addr(conn),
 			i);
 		sock = dst_rconn_open(rem, conn, false,
 				      DST_RECONNECT_TIMEOUT_MS, &crypto);
@@ -611,8 +679,10 @@ void dst_fail_work(struct work_struct *work)
 	dst_remote_set_link(rem);
 	mutex_unlock(&rem->state_lock);
 
-	pr_err("%s: no connection to %pISpc for %d s; failing I/O until it is back\n",
-	       dst_rem_name(rem), &rem->node->cfg.addr, READ_ONCE(rem->fail_s));
+	pr_err("%s: no connection to %pISpc%s for %d s; failing I/O until it is back\n",
+	       dst_rem_name(rem), &rem->paths[0].addr,
+	       rem->nr_paths > 1 ? " or its other addresses" : "",
+	       READ_ONCE(rem->fail_s));
 	dst_trans_fail_orphans(&rem->set, -1);
 }
 
@@ -665,7 +735,7 @@ void dst_ka_work(struct work_struct *work)
 		idle = jiffies - READ_ONCE(conn->last_rx);
 		if (idle >= 2 * ka) {
 			pr_warn("%s: connection %d to %pISpc silent for %u ms despite keepalive; dropping it\n",
-				dst_rem_name(rem), i, &rem->node->cfg.addr,
+				dst_rem_name(rem), i, dst_rconn_addr(conn),
 				jiffies_to_msecs(idle));
 			dst_rconn_kill(conn);
 			continue;
@@ -692,6 +762,51 @@ void dst_ka_work(struct work_struct *work)
 	}
 	memalloc_noio_restore(noio);
 	queue_delayed_work(rem->ctl_wq, &rem->ka_work, max(ka / 2, 1UL));
+}
+
+/*
+ * Several paths: a slot that left its own path for another goes back
+ * once that path answers a TCP connect again, so a path that comes back
+ * is used again.  The move is a reconnection like any other: the slot's
+ * requests are resent once the server has fenced the connection they
+ * went out on (docs/resilience.md), so nothing fails.  One probe per
+ * path and run.
+ */
+void dst_path_work(struct work_struct *work)
+{
+	struct dst_remote *rem = container_of(to_delayed_work(work),
+					      struct dst_remote, path_work);
+	unsigned int noio = memalloc_noio_save();
+	int reach[DST_MAX_PATHS] = {};	/* 1 answers, -1 not, 0 not tried */
+	int i;
+
+	for (i = 0; i < rem->nr_conns && !READ_ONCE(rem->stopping); i++) {
+		struct dst_rconn *conn = &rem->conns[i];
+		int home = conn->home;
+		struct socket *sock;
+
+		if (!READ_ONCE(conn->live) || READ_ONCE(conn->path) == home)
+			continue;
+		if (!reach[home]) {
+			sock = dst_sock_connect(rem->net,
+						&rem->paths[home].addr,
+						DST_PATH_PROBE_TIMEOUT_MS);
+			reach[home] = IS_ERR(sock) ? -1 : 1;
+			if (!IS_ERR(sock))
+				sock_release(sock);
+			WRITE_ONCE(rem->paths[home].down, reach[home] < 0);
+		}
+		if (reach[home] < 0)
+			continue;
+		pr_info("%s: %pISpc answers again: connection %d goes back to it\n",
+			dst_rem_name(rem), &rem->paths[home].addr, i);
+		conn->go_home = true;
+		dst_rconn_kill(conn);
+	}
+	memalloc_noio_restore(noio);
+	if (!READ_ONCE(rem->stopping))
+		queue_delayed_work(rem->ctl_wq, &rem->path_work,
+				   msecs_to_jiffies(DST_PATH_PROBE_MS));
 }
 
 /* Tell the server we are going, where the connection still works. */

@@ -112,6 +112,7 @@ static void dst_remote_cancel_works(struct dst_remote *rem)
 	cancel_delayed_work_sync(&rem->reconnect_work);
 	cancel_delayed_work_sync(&rem->fail_work);
 	cancel_delayed_work_sync(&rem->ka_work);
+	cancel_delayed_work_sync(&rem->path_work);
 }
 
 /*
@@ -164,6 +165,14 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 	INIT_DELAYED_WORK(&rem->reconnect_work, dst_reconnect_work);
 	INIT_DELAYED_WORK(&rem->fail_work, dst_fail_work);
 	INIT_DELAYED_WORK(&rem->ka_work, dst_ka_work);
+	INIT_DELAYED_WORK(&rem->path_work, dst_path_work);
+	rem->nr_paths = node->cfg.nr_addrs;
+	for (i = 0; i < rem->nr_paths; i++) {
+		rem->paths[i].addr = node->cfg.addrs[i];
+		atomic_set(&rem->paths[i].conns, 0);
+		atomic64_set(&rem->paths[i].failures, 0);
+		atomic64_set(&rem->paths[i].failovers, 0);
+	}
 	INIT_WORK(&rem->scan_work, dst_remote_scan_work);
 	atomic64_set(&rem->reconnects, 0);
 	atomic64_set(&rem->resends, 0);
@@ -171,6 +180,9 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 	for (i = 0; i < n; i++) {
 		rem->conns[i].rem = rem;
 		rem->conns[i].idx = i;
+		/* Slots spread over the paths, each with a home. */
+		rem->conns[i].home = i % rem->nr_paths;
+		rem->conns[i].path = rem->conns[i].home;
 		mutex_init(&rem->conns[i].tx_lock);
 		mutex_init(&rem->conns[i].sock_lock);
 		INIT_WORK(&rem->conns[i].recv_work, dst_recv_work);
@@ -269,6 +281,9 @@ static void dst_remote_run(struct dst_remote *rem)
 	if (rem->ka_ms)
 		queue_delayed_work(rem->ctl_wq, &rem->ka_work,
 				   msecs_to_jiffies(rem->ka_ms / 2));
+	if (rem->nr_paths > 1)
+		queue_delayed_work(rem->ctl_wq, &rem->path_work,
+				   msecs_to_jiffies(DST_PATH_PROBE_MS));
 }
 
 /**
@@ -290,9 +305,15 @@ int dst_remote_start(struct dst_node *node)
 	int err;
 
 	lockdep_assert_held(&node->lock);
-	if (!node->cfg.addr_set) {
+	if (!node->cfg.nr_addrs) {
 		pr_err("%s: set addr before enabling\n", node->name);
 		return -EDESTADDRREQ;
+	}
+	/* Every path is proven to reach the export when it attaches. */
+	if (n < node->cfg.nr_addrs) {
+		pr_err("%s: %d addresses need at least as many connections, not %d\n",
+		       node->name, node->cfg.nr_addrs, n);
+		return -EINVAL;
 	}
 
 	rem = dst_remote_alloc(node, n);
@@ -328,8 +349,9 @@ int dst_remote_start(struct dst_node *node)
 	node->scanning = true;
 	queue_work(system_long_wq, &rem->scan_work);
 
-	pr_info("%s: attached export '%s' at %pISpc as %s: %llu bytes, %d connection%s%s\n",
-		node->name, node->cfg.export, &node->cfg.addr,
+	pr_info("%s: attached export '%s' at %pISpc%s as %s: %llu bytes, %d connection%s%s\n",
+		node->name, node->cfg.export, &rem->paths[0].addr,
+		rem->nr_paths > 1 ? " (and its other addresses)" : "",
 		rem->disk->disk_name, size, n, n > 1 ? "s" : "",
 		rem->read_only ? ", read-only" : "");
 	return 0;
@@ -507,6 +529,32 @@ const char *dst_remote_link_state(struct dst_node *node)
 	return link >= 0 && link < ARRAY_SIZE(names) ? names[link] : "?";
 }
 
+/*
+ * Per path, with several: pathN its address, pathN_state (up: a slot
+ * lives on it; down: its last connect or handshake failed; idle),
+ * pathN_connections, pathN_failures, pathN_failovers (slots that left
+ * it for another path).
+ */
+static ssize_t dst_remote_emit_paths(struct dst_remote *rem, char *buf,
+				     ssize_t len)
+{
+	int i;
+
+	for (i = 0; rem->nr_paths > 1 && i < rem->nr_paths; i++) {
+		struct dst_path *p = &rem->paths[i];
+		int conns = atomic_read(&p->conns);
+
+		len += sysfs_emit_at(buf, len,
+				     "path%d %pISpc\npath%d_state %s\npath%d_connections %d\npath%d_failures %lld\npath%d_failovers %lld\n",
+				     i, &p->addr, i,
+				     conns ? "up" : READ_ONCE(p->down) ? "down" :
+				     "idle", i, conns, i,
+				     atomic64_read(&p->failures), i,
+				     atomic64_read(&p->failovers));
+	}
+	return len;
+}
+
 /* "key value" lines: see docs/configfs.md. */
 ssize_t dst_remote_show_stats(struct dst_node *node, char *buf)
 {
@@ -528,6 +576,7 @@ ssize_t dst_remote_show_stats(struct dst_node *node, char *buf)
 			     atomic64_read(&rem->resends),
 			     atomic64_read(&rem->timeouts),
 			     dst_trans_count(&rem->set));
+	len = dst_remote_emit_paths(rem, buf, len);
 	len = dst_stats_emit(rem->stats, buf, len);
 out:
 	mutex_unlock(&node->lock);

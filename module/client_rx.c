@@ -95,7 +95,7 @@ static int dst_rconn_open_frame(struct dst_rconn *conn,
 	err = dst_crypto_open(c, hdr, nents, rq ? blk_rq_bytes(rq) : 0);
 	if (err)
 		pr_err("%s: frame from %pISpc on connection %d fails its integrity check (modified, replayed or out of order); dropping the connection\n",
-		       dst_rem_name(conn->rem), &conn->rem->node->cfg.addr,
+		       dst_rem_name(conn->rem), dst_rconn_addr(conn),
 		       conn->idx);
 	return err;
 }
@@ -126,7 +126,7 @@ static int dst_rconn_proto(struct dst_rconn *conn, const char *why)
 	struct dst_remote *rem = conn->rem;
 
 	pr_err("%s: protocol error from %pISpc on connection %d: %s\n",
-	       dst_rem_name(rem), &rem->node->cfg.addr, conn->idx, why);
+	       dst_rem_name(rem), dst_rconn_addr(conn), conn->idx, why);
 	return -EPROTO;
 }
 

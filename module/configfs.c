@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/namei.h>
 #include <linux/slab.h>
+#include <linux/uuid.h>
 
 #include "dst.h"
 
@@ -99,7 +100,8 @@ static ssize_t dsta_addr_show(struct config_item *item, char *page)
 static ssize_t dsta_addr_store(struct config_item *item,
 			       const char *page, size_t count)
 {
-	char buf[128];
+	/* Up to DST_MAX_PATHS addresses, a scoped IPv6 one is 60 bytes. */
+	char buf[256];
 	int err = dst_copy_str(buf, sizeof(buf), page, count);
 
 	if (!err)
@@ -267,6 +269,23 @@ static ssize_t dsta_key_store(struct config_item *item, const char *page,
 }
 CONFIGFS_ATTR(dsta_, key);
 
+static ssize_t dsta_uuid_show(struct config_item *item, char *page)
+{
+	return dst_export_show_uuid(to_dst_node(item), page);
+}
+
+static ssize_t dsta_uuid_store(struct config_item *item,
+			       const char *page, size_t count)
+{
+	char buf[UUID_STRING_LEN + 2];
+	int err = dst_copy_str(buf, sizeof(buf), page, count);
+
+	if (!err)
+		err = dst_export_set_uuid(to_dst_node(item), buf);
+	return err ? err : count;
+}
+CONFIGFS_ATTR(dsta_, uuid);
+
 static struct configfs_attribute *dst_export_attrs[] = {
 	&dsta_attr_device,
 	&dsta_attr_addr,
@@ -276,6 +295,7 @@ static struct configfs_attribute *dst_export_attrs[] = {
 	&dsta_attr_cipher,
 	&dsta_attr_key,
 	&dsta_attr_crypto_threads,
+	&dsta_attr_uuid,
 	&dsta_attr_enable,
 	&dsta_attr_state,
 	&dsta_attr_clients,

@@ -619,41 +619,103 @@ static int dst_parse_addr(const char *str, struct sockaddr_storage *ss)
 	return err ? -EINVAL : 0;
 }
 
-/* The address to listen on (export) or connect to (remote). */
-int dst_node_set_sockaddr(struct dst_node *node,
-			  const struct sockaddr_storage *ss)
+static bool dst_sockaddr_ok(const struct sockaddr_storage *ss)
 {
-	int err;
+	/* sin_port and sin6_port share their offset */
+	return (ss->ss_family == AF_INET || ss->ss_family == AF_INET6) &&
+	       ((const struct sockaddr_in *)ss)->sin_port;
+}
 
-	if ((ss->ss_family != AF_INET && ss->ss_family != AF_INET6) ||
-	    /* sin_port and sin6_port share their offset */
-	    !((const struct sockaddr_in *)ss)->sin_port) {
-		pr_err("%s: addr must be IPv4 or IPv6 with a port\n",
-		       node->name);
+/* The same address and port (and IPv6 scope). */
+static bool dst_sockaddr_same(const struct sockaddr_storage *a,
+			      const struct sockaddr_storage *b)
+{
+	size_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+					       sizeof(struct sockaddr_in6);
+
+	return a->ss_family == b->ss_family && !memcmp(a, b, len);
+}
+
+/*
+ * Set the node's addresses: an export listens on one, a remote may name
+ * up to DST_MAX_PATHS addresses of the same export (multipath).
+ */
+static int dst_node_set_addrs(struct dst_node *node,
+			      const struct sockaddr_storage *ss, int n)
+{
+	int i, j, err;
+
+	if (n > 1 && node->role == DST_ROLE_EXPORT) {
+		pr_err("%s: an export listens on one address\n", node->name);
 		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (!dst_sockaddr_ok(&ss[i])) {
+			pr_err("%s: addr must be IPv4 or IPv6 with a port\n",
+			       node->name);
+			return -EINVAL;
+		}
+		for (j = 0; j < i; j++) {
+			if (dst_sockaddr_same(&ss[i], &ss[j])) {
+				pr_err("%s: address %pISpc is listed twice\n",
+				       node->name, &ss[i]);
+				return -EINVAL;
+			}
+		}
 	}
 	mutex_lock(&node->lock);
 	err = dst_node_check_configurable(node, "addr");
 	if (!err) {
-		node->cfg.addr = *ss;
-		node->cfg.addr_set = true;
+		memcpy(node->cfg.addrs, ss, n * sizeof(*ss));
+		node->cfg.nr_addrs = n;
 	}
 	mutex_unlock(&node->lock);
 	return err;
 }
 
+/* The address to listen on (export) or connect to (remote): the connector's. */
+int dst_node_set_sockaddr(struct dst_node *node,
+			  const struct sockaddr_storage *ss)
+{
+	return dst_node_set_addrs(node, ss, 1);
+}
+
+/*
+ * "ADDR:PORT", or for a remote "ADDR:PORT,ADDR:PORT,...": every one must
+ * parse, none twice, at most DST_MAX_PATHS.
+ */
 int dst_node_set_addr(struct dst_node *node, const char *str)
 {
-	struct sockaddr_storage ss;
-	int err;
+	struct sockaddr_storage *ss;
+	char *buf, *cur, *one;
+	int n = 0, err = 0;
 
-	err = dst_parse_addr(str, &ss);
-	if (err) {
-		pr_err("%s: cannot parse address '%s': want ipv4:port or [ipv6]:port\n",
-		       node->name, str);
-		return err;
+	ss = kcalloc(DST_MAX_PATHS, sizeof(*ss), GFP_KERNEL);
+	buf = kstrdup(str, GFP_KERNEL);
+	if (!ss || !buf) {
+		err = -ENOMEM;
+		goto out;
 	}
-	return dst_node_set_sockaddr(node, &ss);
+	cur = buf;
+	while (!err && (one = strsep(&cur, ","))) {
+		if (n == DST_MAX_PATHS) {
+			pr_err("%s: at most %d addresses\n", node->name,
+			       DST_MAX_PATHS);
+			err = -EINVAL;
+		} else if (dst_parse_addr(one, &ss[n++])) {
+			pr_err("%s: cannot parse address '%s': want ipv4:port or [ipv6]:port%s\n",
+			       node->name, strim(one),
+			       node->role == DST_ROLE_REMOTE ?
+			       ", comma-separated" : "");
+			err = -EINVAL;
+		}
+	}
+	if (!err)
+		err = dst_node_set_addrs(node, ss, n);
+out:
+	kfree(buf);
+	kfree(ss);
+	return err;
 }
 
 /* Store a validated string setting, unless the node is enabled. */
@@ -698,13 +760,14 @@ int dst_node_set_export(struct dst_node *node, const char *name)
 
 ssize_t dst_node_show_addr(struct dst_node *node, char *buf)
 {
-	ssize_t ret;
+	ssize_t ret = 0;
+	int i;
 
 	mutex_lock(&node->lock);
-	if (node->cfg.addr_set)
-		ret = sysfs_emit(buf, "%pISpc\n", &node->cfg.addr);
-	else
-		ret = sysfs_emit(buf, "\n");
+	for (i = 0; i < node->cfg.nr_addrs; i++)
+		ret += sysfs_emit_at(buf, ret, "%s%pISpc", i ? "," : "",
+				     &node->cfg.addrs[i]);
+	ret += sysfs_emit_at(buf, ret, "\n");
 	mutex_unlock(&node->lock);
 	return ret;
 }

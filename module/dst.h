@@ -20,6 +20,7 @@
 #include <linux/mutex.h>
 #include <linux/socket.h>
 #include <linux/types.h>
+#include <linux/uuid.h>
 #include <linux/dst.h>
 
 struct dentry;
@@ -28,6 +29,7 @@ struct request;
 struct blk_mq_tag_set;
 
 #define DST_PATHLEN		256
+#define DST_MAX_PATHS		4	/* addresses of one export */
 #define DST_KEY_MIN		16	/* bytes of shared key */
 #define DST_PART_SHIFT		4	/* 15 partitions per disk */
 
@@ -95,12 +97,17 @@ struct dst_crypto_cfg {
 
 /* What the administrator configured; read under node->lock. */
 struct dst_config {
-	struct sockaddr_storage addr;	/* listen (export) or server (remote) */
-	bool addr_set;
+	/*
+	 * Listen address (export: one), or the server's addresses (remote:
+	 * up to DST_MAX_PATHS paths to the same export, docs/configfs.md).
+	 */
+	struct sockaddr_storage addrs[DST_MAX_PATHS];
+	int nr_addrs;
 	char device[DST_PATHLEN];	/* export: backing device path */
 	char export[DST_NAMELEN];	/* remote: export to attach */
 	s64 param[DST_P_NR];
 	struct dst_crypto_cfg crypto;
+	uuid_t uuid;			/* export: its identity; null: derived */
 };
 
 struct dst_export;
@@ -269,6 +276,7 @@ struct dst_geometry {
 	u32 max_io;
 	u32 max_discard;
 	u32 max_write_zeroes;
+	u8 uuid[16];		/* with DST_FEAT_UUID */
 };
 
 #define DST_HDR_SIZE		sizeof(struct dst_wire_hdr)
@@ -482,6 +490,8 @@ int dst_export_start(struct dst_node *node);
 void dst_export_stop(struct dst_node *node);
 void dst_export_set_crypto_threads(struct dst_node *node, int n);
 int dst_export_resize(struct dst_node *node, u64 want);
+int dst_export_set_uuid(struct dst_node *node, const char *str);
+ssize_t dst_export_show_uuid(struct dst_node *node, char *buf);
 ssize_t dst_export_show_clients(struct dst_node *node, char *buf);
 ssize_t dst_export_show_stats(struct dst_node *node, char *buf);
 void dst_export_show_inflight(struct dst_node *node, struct seq_file *m);

@@ -20,11 +20,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <crypto/sha2.h>
 #include <linux/blkdev.h>
 #include <linux/mempool.h>
 #include <linux/nsproxy.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/utsname.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
@@ -69,13 +71,13 @@ static int dst_export_listen(struct dst_export *exp)
 	struct dst_node *node = exp->node;
 	struct sock *sk;
 
-	exp->lsock = dst_sock_listen(exp->net, &node->cfg.addr);
+	exp->lsock = dst_sock_listen(exp->net, &node->cfg.addrs[0]);
 	if (IS_ERR(exp->lsock)) {
 		int err = PTR_ERR(exp->lsock);
 
 		exp->lsock = NULL;
 		pr_err("%s: cannot listen on %pISpc: %d\n", node->name,
-		       &node->cfg.addr, err);
+		       &node->cfg.addrs[0], err);
 		return err;
 	}
 	sk = exp->lsock->sk;
@@ -110,6 +112,77 @@ static u32 dst_range_limit(unsigned int sectors, u32 lbs)
 	u64 bytes = min_t(u64, DST_SRV_MAX_RANGE, (u64)sectors << SECTOR_SHIFT);
 
 	return round_down(bytes, lbs);
+}
+
+/*
+ * The export's identity, which every address it is reached by shows the
+ * same (a client with several paths checks it): the uuid set, or one
+ * derived from what names this export on this machine -- host name,
+ * node name, device path -- so it is stable across a reload or a
+ * reboot, and differs from another machine's export of the same name.
+ */
+static void dst_export_identity(struct dst_node *node, u8 *out)
+{
+	static const char tag[] = "dst export identity";
+	u8 digest[SHA256_DIGEST_SIZE];
+	struct sha256_state st;
+
+	if (!uuid_is_null(&node->cfg.uuid)) {
+		memcpy(out, &node->cfg.uuid, sizeof(node->cfg.uuid));
+		return;
+	}
+	sha256_init(&st);
+	sha256_update(&st, tag, sizeof(tag));
+	sha256_update(&st, utsname()->nodename,
+		      strlen(utsname()->nodename) + 1);
+	sha256_update(&st, node->name, strlen(node->name) + 1);
+	sha256_update(&st, node->cfg.device, strlen(node->cfg.device) + 1);
+	sha256_final(&st, digest);
+	memcpy(out, digest, sizeof(uuid_t));
+	/* An RFC 4122 name-based uuid: version 5's layout, SHA-256's bits. */
+	out[6] = (out[6] & 0x0f) | 0x50;
+	out[8] = (out[8] & 0x3f) | 0x80;
+}
+
+/* "" clears it: the identity is derived again (dst_export_identity()). */
+int dst_export_set_uuid(struct dst_node *node, const char *str)
+{
+	uuid_t u = {};
+	int err = 0;
+
+	if (node->role != DST_ROLE_EXPORT)
+		return -EINVAL;
+	if (*str && uuid_parse(str, &u)) {
+		pr_err("%s: uuid must look like 01234567-89ab-cdef-0123-456789abcdef\n",
+		       node->name);
+		return -EINVAL;
+	}
+	mutex_lock(&node->lock);
+	if (node->enabled) {
+		pr_err("%s: disable the node before changing uuid\n",
+		       node->name);
+		err = -EBUSY;
+	} else {
+		node->cfg.uuid = u;
+	}
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+/* The identity in use while enabled; the one set (or "") otherwise. */
+ssize_t dst_export_show_uuid(struct dst_node *node, char *buf)
+{
+	ssize_t ret;
+
+	mutex_lock(&node->lock);
+	if (node->enabled && node->exp)
+		ret = sysfs_emit(buf, "%pUb\n", node->exp->geo.uuid);
+	else if (!uuid_is_null(&node->cfg.uuid))
+		ret = sysfs_emit(buf, "%pUb\n", &node->cfg.uuid);
+	else
+		ret = sysfs_emit(buf, "\n");
+	mutex_unlock(&node->lock);
+	return ret;
 }
 
 static int dst_export_open_bdev(struct dst_export *exp)
@@ -149,8 +222,12 @@ static int dst_export_open_bdev(struct dst_export *exp)
 		goto inval;
 	}
 	g->max_io = DST_SRV_MAX_IO;
-	/* Granted to clients that offer it: they hear when the export grows. */
-	g->features |= DST_FEAT_RESIZE;
+	/*
+	 * Granted to clients that offer them: they hear when the export
+	 * grows, and learn its identity.
+	 */
+	g->features |= DST_FEAT_RESIZE | DST_FEAT_UUID;
+	dst_export_identity(node, g->uuid);
 	if (ro || bdev_read_only(bdev))
 		g->features |= DST_FEAT_READ_ONLY;
 	if (bdev_write_cache(bdev))
@@ -212,7 +289,7 @@ int dst_export_start(struct dst_node *node)
 	int err;
 
 	lockdep_assert_held(&node->lock);
-	if (!node->cfg.addr_set) {
+	if (!node->cfg.nr_addrs) {
 		pr_err("%s: set addr before enabling\n", node->name);
 		return -EDESTADDRREQ;
 	}
@@ -278,7 +355,7 @@ int dst_export_start(struct dst_node *node)
 	pr_info("%s: exporting %s (%llu bytes%s) on %pISpc\n", node->name,
 		node->cfg.device, exp->geo.size,
 		exp->geo.features & DST_FEAT_READ_ONLY ? ", read-only" : "",
-		&node->cfg.addr);
+		&node->cfg.addrs[0]);
 	if (dst_acl_empty(node))
 		pr_warn("%s: the access list is empty: every client is refused until a rule under acl/ allows it (0.0.0.0/0 and ::/0 allow all)\n",
 			node->name);

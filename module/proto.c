@@ -86,6 +86,8 @@ void dst_welcome_encode(struct dst_wire_welcome *w,
 	w->max_io = cpu_to_be32(g->max_io);
 	w->max_discard = cpu_to_be32(g->max_discard);
 	w->max_write_zeroes = cpu_to_be32(g->max_write_zeroes);
+	if (g->features & DST_FEAT_UUID)
+		memcpy(w->uuid, g->uuid, sizeof(w->uuid));
 }
 
 /*
@@ -103,8 +105,11 @@ int dst_welcome_decode(const struct dst_wire_welcome *w,
 	g->max_io = be32_to_cpu(w->max_io);
 	g->max_discard = be32_to_cpu(w->max_discard);
 	g->max_write_zeroes = be32_to_cpu(w->max_write_zeroes);
+	memset(g->uuid, 0, sizeof(g->uuid));
+	if (g->features & DST_FEAT_UUID)
+		memcpy(g->uuid, w->uuid, sizeof(g->uuid));
 
-	if (g->features & ~(DST_FEAT_ALL | DST_FEAT_RESIZE))
+	if (g->features & ~(DST_FEAT_ALL | DST_FEAT_RESIZE | DST_FEAT_UUID))
 		return -EPROTO;
 	if (!is_power_of_2(g->lbs) || g->lbs < SECTOR_SIZE || g->lbs > 4096)
 		return -EPROTO;

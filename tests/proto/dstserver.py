@@ -21,6 +21,11 @@ serves READs with zeroes and PINGs, then misbehaves as --mode says:
                   first READ, sends one RESIZE frame to --size-to bytes
                   (once for the server's life); serves the rest
   resize-ungranted  the same, without granting RESIZE
+  impostor        a well-behaved server of another export that looks
+                  like the real one: the geometry given by --geometry
+                  (features,size,lbs,pbs,max_io,max_discard,max_wz, as
+                  dstwire.Client reads it from the real export) and
+                  identity --uuid (32 hex digits), granting UUID
 
 Events go to --log, one line each, flushed at once, so a test can tell
 what the server saw before the client's I/O ended:
@@ -93,7 +98,14 @@ class Server:
         features = 0
         if self.args.mode == "resize" and len(body) >= w.HELLO.size:
             features = w.HELLO.unpack(body[:w.HELLO.size])[2] & w.FEAT_RESIZE
-        payload = w.WELCOME.pack(1, features, SIZE, 512, 512, 1 << 20, 0, 0)
+        if self.args.mode == "impostor":
+            g = [int(x) for x in self.args.geometry.split(",")]
+            payload = w.WELCOME.pack(1, g[0] | w.FEAT_UUID, *g[1:])
+            payload = payload[:40] + bytes.fromhex(self.args.uuid) + \
+                payload[56:]
+        else:
+            payload = w.WELCOME.pack(1, features, SIZE, 512, 512, 1 << 20,
+                                     0, 0)
         s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, w.CMD["HELLO"] | w.REPLY,
                              0, len(payload), 0, 0, 0) + payload)
         return slot
@@ -176,7 +188,9 @@ def main():
     p.add_argument("--mode", required=True,
                    choices=("swallow-writes", "truncate-read",
                             "vanish-on-read", "orphan-write", "resize",
-                            "resize-ungranted"))
+                            "resize-ungranted", "impostor"))
+    p.add_argument("--geometry", default="0,%d,512,512,%d,0,0" % (SIZE, 1 << 20))
+    p.add_argument("--uuid", default="00" * 16)
     p.add_argument("--at", type=int, default=1 << 20)
     p.add_argument("--size-to", type=int, default=2 * SIZE)
     p.add_argument("--release", default="/nonexistent")

@@ -20,6 +20,7 @@ CMD = {"HELLO": 1, "READ": 2, "WRITE": 3, "FLUSH": 4, "DISCARD": 5,
 REPLY = 0x80
 ST_BUSY = 9                            # HELLO: try again later
 FEAT_RESIZE = 0x40                     # the client takes RESIZE notices
+FEAT_UUID = 0x80                       # the welcome names the export
 HDR = struct.Struct(">IBBHIIQQ")        # 32 bytes
 HELLO = struct.Struct(">HHII4x32sQHHH2x")  # 64 bytes
 WELCOME = struct.Struct(">H2xIQIIIII4x24x")  # 64 bytes

@@ -117,6 +117,12 @@ struct dst_wire_hdr {
  * which the server then sends, unasked, when the export grows.
  */
 #define DST_FEAT_RESIZE		0x40
+/*
+ * Nor this: the welcome carries the export's identity (uuid), the same
+ * on every address the export is reached by, so a client with several
+ * paths can tell the export from another one of the same name.
+ */
+#define DST_FEAT_UUID		0x80
 
 /* HELLO request payload, client to server: 64 bytes. */
 struct dst_wire_hello {
@@ -172,7 +178,8 @@ struct dst_wire_welcome {
 	__be32	max_discard;	/* largest DISCARD, bytes (0: none) */
 	__be32	max_write_zeroes; /* largest WRITE_ZEROES, bytes (0: none) */
 	__be32	reserved1;	/* zero */
-	__u8	reserved2[24];	/* zero */
+	__u8	uuid[16];	/* with DST_FEAT_UUID: the export's identity */
+	__u8	reserved2[8];	/* zero */
 };
 
 /* ------------------------------------------------------------------ */
