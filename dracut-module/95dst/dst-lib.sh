@@ -117,6 +117,38 @@ dst_parse_root() {
     return 0
 }
 
+# dst_check_paths LIST: the root's other addresses (rd.dst.paths=,
+# multipath), ADDR:PORT[,ADDR:PORT...], each a server and port as in
+# root=dst:.  Their number into dst_npaths; on a malformed LIST return 1
+# with the reason in dst_err.  Leaves dst_server and the rest alone.
+dst_check_paths() {
+    dst_err="" dst_npaths=0
+    _dst_l=$1,
+    while [ -n "$_dst_l" ]; do
+        _dst_p=${_dst_l%%,*}
+        _dst_l=${_dst_l#*,}
+        if ! _dst_e=$(
+            if ! dst_parse_root "dst:$_dst_p"; then
+                echo "$dst_err"
+                exit 1
+            fi
+            [ "$dst_server:$dst_port" = "$_dst_p" ] || {
+                echo "want ADDR:PORT"
+                exit 1
+            }
+        ); then
+            dst_err="bad address '$_dst_p' in rd.dst.paths: $_dst_e"
+            return 1
+        fi
+        dst_npaths=$((dst_npaths + 1))
+    done
+    if [ "$dst_npaths" -gt 3 ]; then
+        dst_err="rd.dst.paths: at most 3 more addresses"
+        return 1
+    fi
+    return 0
+}
+
 # dst_node_name: the remote node's name, rd.dst.name= or root.
 dst_node_name() {
     _dst_n=$(getarg rd.dst.name=)

@@ -57,7 +57,16 @@ if [ ! -d "$node" ]; then
     mkdir "$node" || die "dst: cannot create remote node $node"
 fi
 
-set_attr addr "$dst_server:$dst_port" "server $dst_server:$dst_port"
+# The root's other addresses (multipath): one connection per address
+# unless rd.dst.connections says more.
+paths=$(getarg rd.dst.paths=)
+if [ -n "$paths" ]; then
+    dst_check_paths "$paths" || die "dst: $dst_err"
+    set_attr addr "$dst_server:$dst_port,$paths" "server $dst_server:$dst_port and rd.dst.paths=$paths"
+    set_attr connections $((dst_npaths + 1)) "rd.dst.paths=$paths"
+else
+    set_attr addr "$dst_server:$dst_port" "server $dst_server:$dst_port"
+fi
 set_attr export "$dst_export" "export '$dst_export'"
 ft=$(getarg rd.dst.fail_timeout=)
 set_attr fail_timeout_s "${ft:--1}" "rd.dst.fail_timeout=${ft:--1}"

@@ -33,6 +33,8 @@ fi
 [ "${netroot%%:*}" = "dst" ] || return 0
 
 dst_parse_root "$netroot" || die "dst: cannot use root=$netroot: $dst_err"
+_dst_paths=$(getarg rd.dst.paths=)
+[ -z "$_dst_paths" ] || dst_check_paths "$_dst_paths" || die "dst: $dst_err"
 dst_valid_name "$(dst_node_name)" \
     || die "dst: bad rd.dst.name='$(dst_node_name)' (1-31 of A-Za-z0-9._-)"
 

@@ -57,6 +57,23 @@ parse() {
 	EOF2
 }
 
+# paths LIST: what dst_check_paths makes of LIST (rd.dst.paths=), as
+# the count, or "error: REASON"; dst_server is left as it was.
+paths() {
+	sh -c '. "$1"; dst_server=kept; if dst_check_paths "$2"; then
+		echo "$dst_npaths $dst_server"
+	else echo "error: $dst_err"; fi' sh "$LIB" "$1"
+}
+
+@test "rd.dst.paths: lists that parse, and malformed ones refused with the reason" {
+	[ "$(paths 10.1.0.1:7000)" = "1 kept" ]
+	[ "$(paths '10.1.0.1:7000,[fd01::1]:7000,10.2.0.1:1')" = "3 kept" ]
+	[ "$(paths 10.1.0.1)" = "error: bad address '10.1.0.1' in rd.dst.paths: no :PORT after the server" ]
+	[ "$(paths 10.1.0.1:7000,)" = "error: bad address '' in rd.dst.paths: bad server address '' (an IPv4 address, or an IPv6 one in brackets)" ]
+	[ "$(paths 10.1.0.1:7000:root)" = "error: bad address '10.1.0.1:7000:root' in rd.dst.paths: want ADDR:PORT" ]
+	[ "$(paths 1.1.1.1:1,1.1.1.2:1,1.1.1.3:1,1.1.1.4:1)" = "error: rd.dst.paths: at most 3 more addresses" ]
+}
+
 @test "make install puts 95dst where dracut looks for modules" {
 	local root=$BATS_TEST_TMPDIR/root f
 	make -s -C "$DST_TOP" install DESTDIR="$root" > /dev/null
