@@ -355,7 +355,8 @@ static bool dst_rq_resend_conn(struct dst_remote *rem, struct request *rq,
 	 * started, the timeout handler fails it one period later.
 	 */
 	if (!dst_trans_take_answer(rq)) {
-		fail = READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping);
+		fail = READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping) ||
+		       blk_noretry_request(rq);
 		if (!dst_trans_hold_orphan(rq, fail))
 			*ret = BLK_STS_IOERR;
 	}
@@ -469,11 +470,14 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 		dst_trans_copy_fenced(rq);
 		/*
 		 * No connection: fail fast once fail_timeout_s has passed,
+		 * or if the submitter asked for no retry (REQ_FAILFAST_*),
 		 * else give the request back; the queue is (being) quiesced
 		 * and is run again when a connection comes back.
 		 */
 		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
 			return BLK_STS_IOERR;
+		if (blk_noretry_request(rq))
+			return BLK_STS_TRANSPORT;
 		return BLK_STS_RESOURCE;
 	}
 	return dst_send_copy(hctx, bd, conn, &m, false);
@@ -567,8 +571,9 @@ static enum dst_verdict dst_timeout_verdict(struct dst_remote *rem,
 		if (expired ||
 		    !dst_sock_acked(rem->conns[cmd->conn].sock, cmd->seq))
 			return DST_TO_HOLD;
-		return cmd->retries < READ_ONCE(rem->max_retries) ?
-		       DST_TO_RESEND : DST_TO_EXPIRE;
+		/* REQ_FAILFAST_*: no resend; it fails when orphaned. */
+		return cmd->retries < READ_ONCE(rem->max_retries) &&
+		       !blk_noretry_request(rq) ? DST_TO_RESEND : DST_TO_EXPIRE;
 	case DST_TS_ORPHAN:
 		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
 			return DST_TO_FAIL;

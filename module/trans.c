@@ -524,6 +524,17 @@ static bool dst_trans_iter_one(struct request *rq, void *data)
 		if (test_and_clear_bit(DST_CMD_INFLIGHT, &cmd->flags)) {
 			dst_trans_expect(cmd, 0, DST_F(SENDING) | DST_F(RECEIVING),
 					 "orphan");
+			/*
+			 * Its submitter asked for no retry (REQ_FAILFAST_*:
+			 * md's --failfast, dm-multipath): it fails now, not
+			 * after a reconnection, though its copy may still
+			 * run on the server (docs/replication.md).
+			 */
+			if (blk_noretry_request(rq)) {
+				cmd->status = BLK_STS_TRANSPORT;
+				blk_mq_complete_request(rq);
+				break;
+			}
 			set_bit(DST_CMD_ORPHAN, &cmd->flags);
 			ctx->n++;
 		}

@@ -14,7 +14,7 @@ PKGS="linux-image-amd64 linux-headers-amd64 linux-source-6.1
 build-essential kmod sparse
 qemu-system-x86 busybox-static
 bats bats-assert bats-support
-fio iproute2 e2fsprogs util-linux fdisk procps
+fio iproute2 e2fsprogs util-linux fdisk procps mdadm
 dracut-core dracut-network
 nbd-server nbd-client nvme-cli
 tcpdump tshark iputils-ping
