@@ -407,7 +407,10 @@ static int dst_node_check_configurable(struct dst_node *node, const char *what)
  * @val: the new value
  *
  * Returns -EINVAL (and logs the range) for a value out of range or a
- * parameter the node's role does not have, -EBUSY while enabled.
+ * parameter the node's role does not have, -EBUSY while enabled unless
+ * the parameter is live for the role: then it takes effect at once
+ * (an export's size and crypto_threads, a remote's timing), or fails
+ * with what the live change says (dst_export_resize()).
  */
 int dst_node_set_param(struct dst_node *node, enum dst_param p, s64 val)
 {
