@@ -355,8 +355,7 @@ static bool dst_rq_resend_conn(struct dst_remote *rem, struct request *rq,
 	 * started, the timeout handler fails it one period later.
 	 */
 	if (!dst_trans_take_answer(rq)) {
-		fail = READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping) ||
-		       blk_noretry_request(rq);
+		fail = READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping);
 		if (!dst_trans_hold_orphan(rq, fail))
 			*ret = BLK_STS_IOERR;
 	}
@@ -470,14 +469,13 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 		dst_trans_copy_fenced(rq);
 		/*
 		 * No connection: fail fast once fail_timeout_s has passed,
-		 * or if the submitter asked for no retry (REQ_FAILFAST_*),
 		 * else give the request back; the queue is (being) quiesced
-		 * and is run again when a connection comes back.
+		 * and is run again when a connection comes back.  Requests
+		 * that asked for no retry wait with the others: blk-mq holds
+		 * them where the driver cannot see them (docs/replication.md).
 		 */
 		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
 			return BLK_STS_IOERR;
-		if (blk_noretry_request(rq))
-			return BLK_STS_TRANSPORT;
 		return BLK_STS_RESOURCE;
 	}
 	return dst_send_copy(hctx, bd, conn, &m, false);

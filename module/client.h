@@ -73,6 +73,9 @@ struct dst_rconn {
 	int path;		/* the path its socket uses ... */
 	int home;		/* ... and the one it belongs on */
 	bool go_home;		/* path_work: reconnect there first */
+	bool lost_all;		/* its last open found no path */
+	unsigned int home_fails;	/* moves home that did not take */
+	unsigned long home_retry;	/* jiffies: path_work may try again */
 	/* The rest of a frame a signal interrupted, sent by tx_work. */
 	struct dst_frame tx;
 	u32 tx_skip;		/* bytes of it already sent */

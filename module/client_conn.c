@@ -79,7 +79,9 @@ static void dst_remote_set_link(struct dst_remote *rem)
  * turn.  @hello is our HELLO frame as sent.  On success the session's
  * keys are set up in *@cryptop and the welcome is the next frame.
  */
-static int dst_rconn_auth(struct dst_remote *rem, struct dst_rconn *conn,
+static int dst_rconn_auth(struct dst_remote *rem,
+			  const struct sockaddr_storage *peer,
+			  struct dst_crypto_buf *cbuf,
 			  struct socket *sock, const void *hello,
 			  size_t hello_len, const u8 *cnonce,
 			  struct dst_crypto **cryptop)
@@ -114,13 +116,13 @@ static int dst_rconn_auth(struct dst_remote *rem, struct dst_rconn *conn,
 	}
 	if (!dst_crypto_proof_ok(b->sproof, b->ch.proof)) {
 		pr_err("%s: %pISpc cannot prove the shared key (a different key on one side?); closing\n",
-		       node->name, dst_rconn_addr(conn));
+		       node->name, peer);
 		err = -EKEYREJECTED;
 		goto out;
 	}
 	c = dst_crypto_session(cfg, false, cnonce, b->ch.nonce,
 			       dst_node_get_param(node, DST_P_MAX_PAGES) *
-			       PAGE_SIZE, conn->cbuf);
+			       PAGE_SIZE, cbuf);
 	if (IS_ERR(c)) {
 		err = PTR_ERR(c);
 		pr_err("%s: cannot set up %s%s%s: %d\n", node->name,
@@ -160,7 +162,9 @@ struct dst_hs_buf {
  * the session keys (*@cryptop, the caller's to free).  Leaves the
  * header of the server's answer to HELLO in @buf->hdr.
  */
-static int dst_rconn_hello(struct dst_remote *rem, struct dst_rconn *conn,
+static int dst_rconn_hello(struct dst_remote *rem,
+			   const struct sockaddr_storage *peer,
+			   struct dst_crypto_buf *cbuf,
 			   struct socket *sock, struct dst_hs_buf *buf,
 			   const struct dst_hello *hello,
 			   struct dst_crypto **cryptop)
@@ -195,7 +199,7 @@ static int dst_rconn_hello(struct dst_remote *rem, struct dst_rconn *conn,
 				.cmd = DST_CMD_HELLO,
 				.len = DST_HELLO_SIZE + DST_HELLO_AUTH_SIZE });
 			dst_hello_encode(&buf->hello, hello);
-			err = dst_rconn_auth(rem, conn, sock, buf,
+			err = dst_rconn_auth(rem, peer, cbuf, sock, buf,
 					     DST_HDR_SIZE + DST_HELLO_SIZE +
 					     DST_HELLO_AUTH_SIZE, cnonce, cryptop);
 			if (err)
@@ -205,7 +209,7 @@ static int dst_rconn_hello(struct dst_remote *rem, struct dst_rconn *conn,
 			   m.cmd == (DST_CMD_HELLO | DST_CMD_REPLY) &&
 			   m.status == DST_ST_OK) {
 			pr_err("%s: %pISpc did not authenticate (the export has no key?); closing\n",
-			       node->name, dst_rconn_addr(conn));
+			       node->name, peer);
 			err = -EKEYREJECTED;
 			goto out;
 		}
@@ -215,7 +219,7 @@ static int dst_rconn_hello(struct dst_remote *rem, struct dst_rconn *conn,
 	}
 	if (err)
 		pr_err("%s: handshake with %pISpc failed: %d\n", node->name,
-		       dst_rconn_addr(conn), err);
+		       peer, err);
 out:
 	memzero_explicit(cnonce, sizeof(cnonce));
 	return err;
@@ -226,7 +230,8 @@ out:
  * refusal, or a welcome (checked with session keys @c, if any) that
  * describes an export this client can use, into @geo.
  */
-static int dst_rconn_welcome(struct dst_remote *rem, struct dst_rconn *conn,
+static int dst_rconn_welcome(struct dst_remote *rem,
+			     const struct sockaddr_storage *peer,
 			     struct socket *sock,
 			     struct dst_hs_buf *buf, struct dst_crypto *c,
 			     const struct dst_hello *hello,
@@ -239,20 +244,20 @@ static int dst_rconn_welcome(struct dst_remote *rem, struct dst_rconn *conn,
 	err = dst_msg_decode(&buf->hdr, &m);
 	if (err || m.cmd != (DST_CMD_HELLO | DST_CMD_REPLY) || m.id) {
 		pr_err("%s: %pISpc does not speak DST v%d\n", node->name,
-		       dst_rconn_addr(conn), DST_PROTO_VERSION);
+		       peer, DST_PROTO_VERSION);
 		return -EPROTO;
 	}
 	if (m.status != DST_ST_OK) {
 		err = dst_status_to_errno(m.status);
 		pr_err("%s: %pISpc refused export '%s': status %u (%d)%s\n",
-		       node->name, dst_rconn_addr(conn), hello->export, m.status,
+		       node->name, peer, hello->export, m.status,
 		       err, m.status == DST_ST_AUTH ?
 		       ": key, hash or cipher differ from the export's" : "");
 		return err;
 	}
 	if (m.len != DST_WELCOME_SIZE) {
 		pr_err("%s: welcome of %u bytes from %pISpc\n", node->name,
-		       m.len, dst_rconn_addr(conn));
+		       m.len, peer);
 		return -EPROTO;
 	}
 	err = dst_sock_recv(sock, &buf->welcome, DST_WELCOME_SIZE);
@@ -265,7 +270,7 @@ static int dst_rconn_welcome(struct dst_remote *rem, struct dst_rconn *conn,
 				    dst_crypto_tag_len(c));
 		if (!err && dst_crypto_open(c, &buf->hdr, 1, DST_WELCOME_SIZE)) {
 			pr_err("%s: the welcome from %pISpc fails its integrity check; closing\n",
-			       node->name, dst_rconn_addr(conn));
+			       node->name, peer);
 			err = -EBADMSG;
 		}
 	}
@@ -279,16 +284,18 @@ static int dst_rconn_welcome(struct dst_remote *rem, struct dst_rconn *conn,
 		err = -EPROTO;
 	if (err)
 		pr_err("%s: %pISpc describes an export this client cannot use\n",
-		       node->name, dst_rconn_addr(conn));
+		       node->name, peer);
 	return err;
 }
 
 /*
- * HELLO and its answer on a new connection: the export it describes
- * into @geo, and under a key the session keys into *@cryptop.
+ * HELLO and its answer on a new connection to @peer, for slot @slot (-1:
+ * a probe, with no session, which fences nothing): the export it
+ * describes into @geo, and under a key the session keys into *@cryptop.
  */
 static noinline __noclone int
-dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
+dst_rconn_handshake(struct dst_remote *rem, int slot,
+		    const struct sockaddr_storage *peer,
 		    struct socket *sock, struct dst_geometry *geo,
 		    struct dst_crypto **cryptop)
 {
@@ -298,8 +305,8 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 		.version_max = DST_PROTO_VERSION,
 		.features = DST_FEAT_ALL | DST_FEAT_RESIZE | DST_FEAT_UUID,
 		.max_io = dst_node_get_param(node, DST_P_MAX_PAGES) * PAGE_SIZE,
-		.session = rem->session,
-		.slot = conn->idx,
+		.session = slot < 0 ? 0 : rem->session,
+		.slot = slot < 0 ? 0 : slot,
 		.nr_queues = rem->nr_conns,
 		.queue_depth = dst_node_get_param(node, DST_P_QUEUE_DEPTH),
 	};
@@ -316,9 +323,11 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 	if (node->cfg.crypto.key_len)
 		hello.features |= DST_FEAT_AUTH;
 	strscpy(hello.export, node->cfg.export, sizeof(hello.export));
-	err = dst_rconn_hello(rem, conn, sock, buf, &hello, &c);
+	/* A probe's keys are its own: the slot's buffers are in use. */
+	err = dst_rconn_hello(rem, peer, slot < 0 ? NULL : rem->conns[slot].cbuf,
+			      sock, buf, &hello, &c);
 	if (!err)
-		err = dst_rconn_welcome(rem, conn, sock, buf, c, &hello, geo);
+		err = dst_rconn_welcome(rem, peer, sock, buf, c, &hello, geo);
 	kfree(buf);
 	if (err)
 		dst_crypto_free(c);
@@ -331,14 +340,14 @@ dst_rconn_handshake(struct dst_remote *rem, struct dst_rconn *conn,
 ALLOW_ERROR_INJECTION(dst_rconn_handshake, ERRNO);
 
 /*
- * The same export: field by field, as the structure has padding; its
- * identity where both welcomes carry one.  Not the size, which may have
- * grown (dst_remote_grow()), nor RESIZE or UUID, which a server upgraded
- * or downgraded meanwhile may grant or not: RESIZE is a connection's
- * (conn->resize), and several paths need UUID on each (dst_rconn_try()).
+ * The same export: field by field, as the structure has padding, and
+ * with @identity its uuid.  Not the size, which may have grown
+ * (dst_remote_grow()), nor RESIZE or UUID, which a server upgraded or
+ * downgraded meanwhile may grant or not: RESIZE is a connection's
+ * (conn->resize), and dst_rconn_identity() checks UUID where it counts.
  */
 static bool dst_geometry_same(const struct dst_geometry *a,
-			      const struct dst_geometry *b)
+			      const struct dst_geometry *b, bool identity)
 {
 	const u32 optional = DST_FEAT_RESIZE | DST_FEAT_UUID;
 
@@ -347,49 +356,78 @@ static bool dst_geometry_same(const struct dst_geometry *a,
 	       a->lbs == b->lbs && a->pbs == b->pbs &&
 	       a->max_io == b->max_io && a->max_discard == b->max_discard &&
 	       a->max_write_zeroes == b->max_write_zeroes &&
-	       (!(a->features & b->features & DST_FEAT_UUID) ||
-		!memcmp(a->uuid, b->uuid, sizeof(a->uuid)));
+	       (!identity || !memcmp(a->uuid, b->uuid, sizeof(a->uuid)));
+}
+
+/*
+ * The export's identity counts with several paths, which must all reach
+ * the same export, and when the administrator named it (the remote's
+ * uuid): then every welcome must carry it (feature UUID).  A single
+ * path with no uuid set is checked as before identities existed, by
+ * geometry alone, so a server whose derived identity changed (another
+ * host name) is still the same disk to it.  Returns 0, or the errno and
+ * the log line for a server that cannot be this export.
+ */
+static int dst_rconn_identity(struct dst_remote *rem,
+			      const struct sockaddr_storage *peer,
+			      const struct dst_geometry *geo)
+{
+	struct dst_node *node = rem->node;
+	const uuid_t *want = &node->cfg.uuid;
+
+	if (rem->nr_paths < 2 && uuid_is_null(want))
+		return 0;
+	if (!(geo->features & DST_FEAT_UUID)) {
+		pr_err("%s: %pISpc does not say which export it is (feature UUID): several addresses or a uuid need it\n",
+		       node->name, peer);
+		return -EOPNOTSUPP;
+	}
+	if (!uuid_is_null(want) && memcmp(geo->uuid, want, sizeof(*want))) {
+		pr_err("%s: %pISpc is export %pUb, not %pUb\n", node->name,
+		       peer, geo->uuid, want);
+		return -ESTALE;
+	}
+	return 0;
 }
 
 /*
  * Connect slot @conn over path @p and shake hands.  The first connection
  * of an attach fixes the geometry; every later one, and every
- * reconnection, must see the same export -- over several paths, proven
- * by its identity.  Returns the socket, ready for the receive loop;
- * -ESTALE for a server that is not this export.
+ * reconnection, must see the same export.  Returns the socket, ready for
+ * the receive loop; -ESTALE for a server that is not this export.
  */
 static struct socket *dst_rconn_try(struct dst_remote *rem,
 				    struct dst_rconn *conn, int p, bool first,
 				    int timeout_ms,
 				    struct dst_crypto **cryptop)
 {
+	const struct sockaddr_storage *peer = &rem->paths[p].addr;
 	struct dst_node *node = rem->node;
 	struct dst_geometry geo;
 	struct socket *sock;
+	bool identity;
 	int err;
 
 	WRITE_ONCE(conn->path, p);
-	sock = dst_sock_connect(rem->net, &rem->paths[p].addr, timeout_ms);
+	sock = dst_sock_connect(rem->net, peer, timeout_ms);
 	if (IS_ERR(sock)) {
 		pr_err("%s: cannot connect to %pISpc: %ld\n", node->name,
-		       &rem->paths[p].addr, PTR_ERR(sock));
+		       peer, PTR_ERR(sock));
 		return sock;
 	}
-	err = dst_rconn_handshake(rem, conn, sock, &geo, cryptop);
+	err = dst_rconn_handshake(rem, conn->idx, peer, sock, &geo, cryptop);
 	if (err)
 		goto fail;
 
 	conn->resize = geo.features & DST_FEAT_RESIZE;
-	if (rem->nr_paths > 1 && !(geo.features & DST_FEAT_UUID)) {
-		pr_err("%s: %pISpc does not prove which export it is (feature UUID): several addresses need it\n",
-		       node->name, &rem->paths[p].addr);
-		err = -EOPNOTSUPP;
-	} else if (first) {
+	identity = rem->nr_paths > 1 || !uuid_is_null(&node->cfg.uuid);
+	err = dst_rconn_identity(rem, peer, &geo);
+	if (!err && first) {
 		rem->geo = geo;
-	} else if (!dst_geometry_same(&geo, &rem->geo) ||
-		   dst_remote_grow(rem, geo.size)) {
+	} else if (!err && (!dst_geometry_same(&geo, &rem->geo, identity) ||
+			    dst_remote_grow(rem, geo.size))) {
 		pr_err("%s: connection %d to %pISpc found a different export (another identity, it shrank, or its blocks or features changed)\n",
-		       node->name, conn->idx, &rem->paths[p].addr);
+		       node->name, conn->idx, peer);
 		err = -ESTALE;
 	}
 	if (err) {
@@ -411,6 +449,25 @@ fail:
 	return ERR_PTR(err);
 }
 
+/* The network failed us (try another path), not the server. */
+static bool dst_err_is_network(long err)
+{
+	switch (err) {
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -ECONNABORTED:
+	case -ETIMEDOUT:
+	case -EHOSTUNREACH:
+	case -EHOSTDOWN:
+	case -ENETUNREACH:
+	case -ENETDOWN:
+	case -EADDRNOTAVAIL:
+	case -EPIPE:
+		return true;
+	}
+	return false;
+}
+
 /**
  * dst_rconn_open - connect slot @conn, over one of the server's paths
  * @rem: the remote
@@ -419,9 +476,11 @@ fail:
  * @timeout_ms: for each connect and handshake
  * @cryptop: the session keys, if keyed
  *
- * Its own path first at attach and when path_work sends it back; after
- * a failure the other paths first, the one that failed last.  At attach
- * a server that is another export ends the attempt: a wrong address is
+ * Its own path first -- at attach, when path_work sends it back, when it
+ * was away, after a round in which no path answered (a server restart:
+ * every slot goes back where it belongs) -- else, when its own path has
+ * just failed, the others first and that one last.  At attach a server
+ * that refuses or is another export ends the attempt: a wrong address is
  * the administrator's to fix, not to route around.
  */
 struct socket *dst_rconn_open(struct dst_remote *rem,
@@ -431,29 +490,42 @@ struct socket *dst_rconn_open(struct dst_remote *rem,
 {
 	/* Set by dst_remote_run(), after every slot's first open. */
 	bool attach = !READ_ONCE(rem->running);
-	int k, p, start, from = conn->path;
+	bool go_home = READ_ONCE(conn->go_home), was_lost = conn->lost_all;
+	int k, p = conn->home, from = conn->path, start;
 	struct socket *sock = ERR_PTR(-ENOTCONN);
 
-	start = attach || conn->go_home ? conn->home : conn->path + 1;
-	conn->go_home = false;
+	WRITE_ONCE(conn->go_home, false);
+	start = attach || go_home || conn->lost_all || from != conn->home ?
+		conn->home : conn->home + 1;
 	for (k = 0; k < rem->nr_paths; k++) {
+		if (k && READ_ONCE(rem->stopping))
+			break;
 		p = (start + k) % rem->nr_paths;
 		sock = dst_rconn_try(rem, conn, p, first, timeout_ms, cryptop);
 		if (!IS_ERR(sock))
 			break;
 		WRITE_ONCE(rem->paths[p].down, true);
 		atomic64_inc(&rem->paths[p].failures);
-		if (attach && PTR_ERR(sock) != -ECONNREFUSED &&
-		    PTR_ERR(sock) != -ETIMEDOUT &&
-		    PTR_ERR(sock) != -EHOSTUNREACH &&
-		    PTR_ERR(sock) != -ENETUNREACH)
+		if (attach && !dst_err_is_network(PTR_ERR(sock)))
 			return sock;
 	}
+	conn->lost_all = IS_ERR(sock);
 	if (IS_ERR(sock))
 		return sock;
 	WRITE_ONCE(rem->paths[p].down, false);
-	if (!attach && p != from) {
-		atomic64_inc(&rem->paths[from].failovers);
+	if (attach)
+		return sock;
+	if (p != conn->home && go_home) {
+		/* Sent home and not taken there: wait longer next time. */
+		conn->home_fails = min(conn->home_fails + 1, 5U);
+		WRITE_ONCE(conn->home_retry, jiffies +
+			   msecs_to_jiffies(DST_PATH_PROBE_MS << conn->home_fails));
+	} else if (p == conn->home) {
+		conn->home_fails = 0;
+	}
+	if (p != from && !was_lost) {
+		if (!go_home)
+			atomic64_inc(&rem->paths[from].failovers);
 		pr_info("%s: connection %d moved from %pISpc to %pISpc\n",
 			dst_rem_name(rem), conn->idx, &rem->paths[from].addr,
 			&rem->paths[p].addr);
@@ -489,7 +561,13 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 	WRITE_ONCE(conn->down_since, jiffies);
 	WRITE_ONCE(conn->live, false);
 	mutex_unlock(&conn->tx_lock);
-	orphans = dst_trans_orphan(&rem->set, conn->idx);
+	/*
+	 * With another connection live the disk has not lost its server:
+	 * even requests that asked for no retry (REQ_FAILFAST_*) are resent
+	 * there after the fence, rather than failed.
+	 */
+	orphans = dst_trans_orphan(&rem->set, conn->idx,
+				   READ_ONCE(rem->nr_live) <= 1);
 	trace_dst_conn_down(dst_rem_name(rem), conn->idx, READ_ONCE(conn->epoch),
 			    err, orphans);
 
@@ -505,8 +583,9 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 					   rem->fail_s * HZ);
 	}
 	dst_remote_set_link(rem);
+	/* Now: not after a backoff another slot may be waiting out. */
 	if (!stopping)
-		queue_delayed_work(rem->ctl_wq, &rem->reconnect_work, 0);
+		mod_delayed_work(rem->ctl_wq, &rem->reconnect_work, 0);
 	mutex_unlock(&rem->state_lock);
 
 	if (stopping || READ_ONCE(rem->failfast)) {
@@ -765,12 +844,40 @@ void dst_ka_work(struct work_struct *work)
 }
 
 /*
+ * Does path @p reach this export now?  A whole handshake without a
+ * session, which fences nothing on the server, then the same checks a
+ * reconnection makes: a path that takes TCP connections but refuses us,
+ * or leads to another export, is no way home.
+ */
+static bool dst_path_probe(struct dst_remote *rem, int p)
+{
+	const struct sockaddr_storage *peer = &rem->paths[p].addr;
+	bool identity = rem->nr_paths > 1 ||
+			!uuid_is_null(&rem->node->cfg.uuid);
+	struct dst_crypto *c = NULL;
+	struct dst_geometry geo;
+	struct socket *sock;
+	bool ok;
+
+	sock = dst_sock_connect(rem->net, peer, DST_PATH_PROBE_TIMEOUT_MS);
+	if (IS_ERR(sock))
+		return false;
+	ok = !dst_rconn_handshake(rem, -1, peer, sock, &geo, &c) &&
+	     !dst_rconn_identity(rem, peer, &geo) &&
+	     dst_geometry_same(&geo, &rem->geo, identity);
+	dst_crypto_free(c);
+	sock_release(sock);
+	return ok;
+}
+
+/*
  * Several paths: a slot that left its own path for another goes back
- * once that path answers a TCP connect again, so a path that comes back
- * is used again.  The move is a reconnection like any other: the slot's
- * requests are resent once the server has fenced the connection they
- * went out on (docs/resilience.md), so nothing fails.  One probe per
- * path and run.
+ * once a probe shows that path reaches the export again, so a path that
+ * comes back carries I/O again.  The move is a reconnection like any
+ * other: the slot's requests are resent once the server has fenced the
+ * connection they went out on (docs/resilience.md), so nothing fails.
+ * One slot a run, never the last live one (the move must not hold I/O),
+ * and a slot whose move did not take waits longer (dst_rconn_open()).
  */
 void dst_path_work(struct work_struct *work)
 {
@@ -783,25 +890,34 @@ void dst_path_work(struct work_struct *work)
 	for (i = 0; i < rem->nr_conns && !READ_ONCE(rem->stopping); i++) {
 		struct dst_rconn *conn = &rem->conns[i];
 		int home = conn->home;
-		struct socket *sock;
+		bool go;
+		u32 epoch;
 
-		if (!READ_ONCE(conn->live) || READ_ONCE(conn->path) == home)
+		if (!READ_ONCE(conn->live) || READ_ONCE(conn->path) == home ||
+		    time_before(jiffies, READ_ONCE(conn->home_retry)))
 			continue;
+		if (READ_ONCE(rem->nr_live) < 2)
+			break;
+		epoch = READ_ONCE(conn->epoch);
 		if (!reach[home]) {
-			sock = dst_sock_connect(rem->net,
-						&rem->paths[home].addr,
-						DST_PATH_PROBE_TIMEOUT_MS);
-			reach[home] = IS_ERR(sock) ? -1 : 1;
-			if (!IS_ERR(sock))
-				sock_release(sock);
+			reach[home] = dst_path_probe(rem, home) ? 1 : -1;
 			WRITE_ONCE(rem->paths[home].down, reach[home] < 0);
 		}
 		if (reach[home] < 0)
 			continue;
-		pr_info("%s: %pISpc answers again: connection %d goes back to it\n",
+		/* The connection probed is still the one to move. */
+		mutex_lock(&conn->tx_lock);
+		go = conn->live && conn->epoch == epoch &&
+		     !READ_ONCE(rem->stopping);
+		if (go)
+			WRITE_ONCE(conn->go_home, true);
+		mutex_unlock(&conn->tx_lock);
+		if (!go)
+			continue;
+		pr_info("%s: %pISpc reaches the export again: connection %d goes back to it\n",
 			dst_rem_name(rem), &rem->paths[home].addr, i);
-		conn->go_home = true;
 		dst_rconn_kill(conn);
+		break;
 	}
 	memalloc_noio_restore(noio);
 	if (!READ_ONCE(rem->stopping))

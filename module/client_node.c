@@ -419,6 +419,8 @@ void dst_remote_stop(struct dst_node *node)
 	mutex_unlock(&rem->state_lock);
 	/* No capacity change while the disk goes (dst_remote_grow()). */
 	cancel_work_sync(&rem->resize_work);
+	/* Nor a planned move of a connection while it writes back. */
+	cancel_delayed_work_sync(&rem->path_work);
 	/* Orphans wait for a reconnection that will not come now. */
 	dst_trans_fail_orphans(&rem->set, -1);
 	cancel_delayed_work_sync(&rem->reconnect_work);

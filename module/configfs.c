@@ -271,7 +271,7 @@ CONFIGFS_ATTR(dsta_, key);
 
 static ssize_t dsta_uuid_show(struct config_item *item, char *page)
 {
-	return dst_export_show_uuid(to_dst_node(item), page);
+	return dst_node_show_uuid(to_dst_node(item), page);
 }
 
 static ssize_t dsta_uuid_store(struct config_item *item,
@@ -281,7 +281,7 @@ static ssize_t dsta_uuid_store(struct config_item *item,
 	int err = dst_copy_str(buf, sizeof(buf), page, count);
 
 	if (!err)
-		err = dst_export_set_uuid(to_dst_node(item), buf);
+		err = dst_node_set_uuid(to_dst_node(item), buf);
 	return err ? err : count;
 }
 CONFIGFS_ATTR(dsta_, uuid);
@@ -319,6 +319,7 @@ static struct configfs_attribute *dst_remote_attrs[] = {
 	&dsta_attr_hash,
 	&dsta_attr_cipher,
 	&dsta_attr_key,
+	&dsta_attr_uuid,
 	&dsta_attr_enable,
 	&dsta_attr_state,
 	&dsta_remote_attr_device,

@@ -721,6 +721,46 @@ out:
 	return err;
 }
 
+/*
+ * An export's identity, or the one a remote's export must show
+ * (docs/configfs.md, uuid); "" clears it.
+ */
+int dst_node_set_uuid(struct dst_node *node, const char *str)
+{
+	uuid_t u = {};
+	int err;
+
+	if (*str && uuid_parse(str, &u)) {
+		pr_err("%s: uuid must look like 01234567-89ab-cdef-0123-456789abcdef\n",
+		       node->name);
+		return -EINVAL;
+	}
+	mutex_lock(&node->lock);
+	err = dst_node_check_configurable(node, "uuid");
+	if (!err)
+		node->cfg.uuid = u;
+	mutex_unlock(&node->lock);
+	return err;
+}
+
+/* A running export shows the identity in use, derived or set. */
+ssize_t dst_node_show_uuid(struct dst_node *node, char *buf)
+{
+	u8 u[16];
+	ssize_t ret;
+
+	mutex_lock(&node->lock);
+	memcpy(u, &node->cfg.uuid, sizeof(u));
+	if (node->role == DST_ROLE_EXPORT && node->enabled)
+		dst_export_get_uuid(node, u);
+	if (memchr_inv(u, 0, sizeof(u)))
+		ret = sysfs_emit(buf, "%pUb\n", u);
+	else
+		ret = sysfs_emit(buf, "\n");
+	mutex_unlock(&node->lock);
+	return ret;
+}
+
 /* Store a validated string setting, unless the node is enabled. */
 static int dst_node_set_str(struct dst_node *node, const char *what,
 			    char *dst, size_t size, const char *val)
@@ -768,7 +808,7 @@ ssize_t dst_node_show_addr(struct dst_node *node, char *buf)
 
 	mutex_lock(&node->lock);
 	for (i = 0; i < node->cfg.nr_addrs; i++)
-		ret += sysfs_emit_at(buf, ret, "%s%pISpc", i ? "," : "",
+		ret += sysfs_emit_at(buf, ret, "%s%pISpcs", i ? "," : "",
 				     &node->cfg.addrs[i]);
 	ret += sysfs_emit_at(buf, ret, "\n");
 	mutex_unlock(&node->lock);

@@ -107,7 +107,11 @@ struct dst_config {
 	char export[DST_NAMELEN];	/* remote: export to attach */
 	s64 param[DST_P_NR];
 	struct dst_crypto_cfg crypto;
-	uuid_t uuid;			/* export: its identity; null: derived */
+	/*
+	 * Export: its identity (null: derived at enable).  Remote: the
+	 * identity its export must show (null: any, checked across paths).
+	 */
+	uuid_t uuid;
 };
 
 struct dst_export;
@@ -229,6 +233,8 @@ int dst_node_set_crypto(struct dst_node *node, const char *hash,
 			const char *cipher, const u8 *key, unsigned int len);
 ssize_t dst_node_show_key(struct dst_node *node, char *buf);
 ssize_t dst_node_show_addr(struct dst_node *node, char *buf);
+int dst_node_set_uuid(struct dst_node *node, const char *str);
+ssize_t dst_node_show_uuid(struct dst_node *node, char *buf);
 ssize_t dst_node_show_state(struct dst_node *node, char *buf);
 ssize_t dst_node_show_size(struct dst_node *node, char *buf);
 ssize_t dst_node_show_local(struct dst_node *node, char *buf);
@@ -467,7 +473,8 @@ unsigned int dst_trans_resend(struct request *rq);
 void dst_trans_expire(struct request *rq);
 void dst_trans_fail_orphan(struct request *rq, blk_status_t status);
 void dst_trans_complete(struct request *rq);
-unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn);
+unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn,
+			      bool noretry);
 unsigned int dst_trans_resend_orphans(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_fail_orphans(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_count(struct blk_mq_tag_set *set);
@@ -490,8 +497,7 @@ int dst_export_start(struct dst_node *node);
 void dst_export_stop(struct dst_node *node);
 void dst_export_set_crypto_threads(struct dst_node *node, int n);
 int dst_export_resize(struct dst_node *node, u64 want);
-int dst_export_set_uuid(struct dst_node *node, const char *str);
-ssize_t dst_export_show_uuid(struct dst_node *node, char *buf);
+void dst_export_get_uuid(struct dst_node *node, u8 *out);
 ssize_t dst_export_show_clients(struct dst_node *node, char *buf);
 ssize_t dst_export_show_stats(struct dst_node *node, char *buf);
 void dst_export_show_inflight(struct dst_node *node, struct seq_file *m);

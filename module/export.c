@@ -133,56 +133,23 @@ static void dst_export_identity(struct dst_node *node, u8 *out)
 	}
 	sha256_init(&st);
 	sha256_update(&st, tag, sizeof(tag));
-	sha256_update(&st, utsname()->nodename,
-		      strlen(utsname()->nodename) + 1);
+	/* The machine's, not a container's the enabling task may be in. */
+	sha256_update(&st, init_utsname()->nodename,
+		      strlen(init_utsname()->nodename) + 1);
 	sha256_update(&st, node->name, strlen(node->name) + 1);
 	sha256_update(&st, node->cfg.device, strlen(node->cfg.device) + 1);
 	sha256_final(&st, digest);
 	memcpy(out, digest, sizeof(uuid_t));
-	/* An RFC 4122 name-based uuid: version 5's layout, SHA-256's bits. */
-	out[6] = (out[6] & 0x0f) | 0x50;
+	/* RFC 9562 version 8 (custom): SHA-256 bits, the variant's. */
+	out[6] = (out[6] & 0x0f) | 0x80;
 	out[8] = (out[8] & 0x3f) | 0x80;
 }
 
-/* "" clears it: the identity is derived again (dst_export_identity()). */
-int dst_export_set_uuid(struct dst_node *node, const char *str)
+/* The identity in use, while enabled (node->lock held). */
+void dst_export_get_uuid(struct dst_node *node, u8 *out)
 {
-	uuid_t u = {};
-	int err = 0;
-
-	if (node->role != DST_ROLE_EXPORT)
-		return -EINVAL;
-	if (*str && uuid_parse(str, &u)) {
-		pr_err("%s: uuid must look like 01234567-89ab-cdef-0123-456789abcdef\n",
-		       node->name);
-		return -EINVAL;
-	}
-	mutex_lock(&node->lock);
-	if (node->enabled) {
-		pr_err("%s: disable the node before changing uuid\n",
-		       node->name);
-		err = -EBUSY;
-	} else {
-		node->cfg.uuid = u;
-	}
-	mutex_unlock(&node->lock);
-	return err;
-}
-
-/* The identity in use while enabled; the one set (or "") otherwise. */
-ssize_t dst_export_show_uuid(struct dst_node *node, char *buf)
-{
-	ssize_t ret;
-
-	mutex_lock(&node->lock);
-	if (node->enabled && node->exp)
-		ret = sysfs_emit(buf, "%pUb\n", node->exp->geo.uuid);
-	else if (!uuid_is_null(&node->cfg.uuid))
-		ret = sysfs_emit(buf, "%pUb\n", &node->cfg.uuid);
-	else
-		ret = sysfs_emit(buf, "\n");
-	mutex_unlock(&node->lock);
-	return ret;
+	lockdep_assert_held(&node->lock);
+	memcpy(out, node->exp->geo.uuid, sizeof(node->exp->geo.uuid));
 }
 
 static int dst_export_open_bdev(struct dst_export *exp)

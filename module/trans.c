@@ -504,6 +504,7 @@ void dst_trans_complete(struct request *rq)
 struct dst_iter_ctx {
 	int conn;		/* -1: every connection */
 	enum { DST_IT_ORPHAN, DST_IT_RESEND, DST_IT_FAIL, DST_IT_COUNT } what;
+	bool noretry;		/* ORPHAN: fail REQ_FAILFAST_* requests */
 	unsigned int n;
 };
 
@@ -526,11 +527,12 @@ static bool dst_trans_iter_one(struct request *rq, void *data)
 					 "orphan");
 			/*
 			 * Its submitter asked for no retry (REQ_FAILFAST_*:
-			 * md's --failfast, dm-multipath): it fails now, not
-			 * after a reconnection, though its copy may still
-			 * run on the server (docs/replication.md).
+			 * md's --failfast, dm-multipath) and the disk has no
+			 * other connection: it fails now, not after a
+			 * reconnection, though its copy may still run on the
+			 * server (docs/replication.md).
 			 */
-			if (blk_noretry_request(rq)) {
+			if (ctx->noretry && blk_noretry_request(rq)) {
 				cmd->status = BLK_STS_TRANSPORT;
 				blk_mq_complete_request(rq);
 				break;
@@ -578,12 +580,18 @@ static unsigned int dst_trans_iter(struct blk_mq_tag_set *set, int conn,
 
 /*
  * Connection @conn is gone and its receive loop has stopped: what it had
- * in flight becomes orphans.  The caller made sure no request is being
- * sent on it any more.  Returns how many.
+ * in flight becomes orphans -- or with @noretry (no other connection is
+ * left) fails, if it asked for no retry.  The caller made sure no
+ * request is being sent on it any more.  Returns how many orphans.
  */
-unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn)
+unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn,
+			      bool noretry)
 {
-	return dst_trans_iter(set, conn, DST_IT_ORPHAN);
+	struct dst_iter_ctx ctx = { .conn = conn, .what = DST_IT_ORPHAN,
+				    .noretry = noretry };
+
+	blk_mq_tagset_busy_iter(set, dst_trans_iter_one, &ctx);
+	return ctx.n;
 }
 
 /*

@@ -62,8 +62,14 @@ fi
 paths=$(getarg rd.dst.paths=)
 if [ -n "$paths" ]; then
     dst_check_paths "$paths" || die "dst: $dst_err"
+    n=$((dst_npaths + 1))
+    c=$(getarg rd.dst.connections=)
+    case "$c" in
+        '' | *[!0-9]*) ;;
+        *) [ "$c" -ge "$n" ] || die "dst: rd.dst.connections=$c is fewer than the $n addresses of root= and rd.dst.paths=" ;;
+    esac
     set_attr addr "$dst_server:$dst_port,$paths" "server $dst_server:$dst_port and rd.dst.paths=$paths"
-    set_attr connections $((dst_npaths + 1)) "rd.dst.paths=$paths"
+    set_attr connections "$n" "rd.dst.paths=$paths"
 else
     set_attr addr "$dst_server:$dst_port" "server $dst_server:$dst_port"
 fi
@@ -77,6 +83,8 @@ for opt in connections:connections queue_depth:queue_depth \
     v=$(getarg "rd.dst.${opt%%:*}=")
     [ -z "$v" ] || set_attr "${opt#*:}" "$v" "rd.dst.${opt%%:*}=$v"
 done
+uuid=$(getarg rd.dst.uuid=)
+[ -z "$uuid" ] || set_attr uuid "$uuid" "rd.dst.uuid=$uuid"
 if getargbool 0 rd.dst.ro; then
     set_attr read_only 1 "rd.dst.ro"
 fi

@@ -138,7 +138,7 @@ failover() {
 @test "an export's uuid: derived and stable across disable and enable, settable, checked, fixed while enabled" {
 	dst_export e1 /dev/ram0 0.0.0.0:7000
 	uuid=$(cat "$E/uuid")
-	[[ "$uuid" =~ ^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]]
+	[[ "$uuid" =~ ^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]]
 	[ "$(cfs_errno "$E/uuid" 01234567-89ab-cdef-0123-456789abcdef)" = EBUSY ]
 	cfs_write "$E/enable" 0 dst-srv
 	[ -z "$(cat "$E/uuid")" ]
@@ -152,4 +152,37 @@ failover() {
 	# A client attached over both networks sees one export.
 	dst_attach r1 "$PATHS" export=e1 connections=2
 	same_data
+}
+
+@test "a server restart: every connection comes back on its own path, I/O without an error" {
+	dst_export e1 /dev/ram0 0.0.0.0:7000
+	dst_attach r1 "$PATHS" export=e1 connections=2 reconnect_delay_ms=200
+	fio_verify_start "$DST_DEV" --size=$(scaled 16)M --bsrange=4k-64k \
+		--iodepth=8 --rate=2m
+	wait_for 30 stat_at_least "$R" write_ops 20
+	cfs_write "$E/enable" 0 dst-srv
+	wait_for 20 state_is "$R" reconnecting
+	cfs_write "$E/enable" 1 dst-srv
+	wait_for 60 state_is "$R" running
+	stat_is path0_connections 1
+	stat_is path1_connections 1
+	fio_verify_wait
+	stat_is errors 0
+	same_data
+}
+
+@test "a remote's uuid pins the export: another identity is ESTALE, the right one attaches" {
+	dst_export e1 /dev/ram0 0.0.0.0:7000
+	uuid=$(cat "$E/uuid")
+	mkdir "$R"
+	echo 10.99.0.1:7000 > "$R/addr"
+	echo e1 > "$R/export"
+	echo 01234567-89ab-8def-8123-456789abcdef > "$R/uuid"
+	[ "$(cfs_errno "$R/enable" 1 dst-cli)" = ESTALE ]
+	klog | grep -q "r1: 10.99.0.1:7000 is export $uuid, not 01234567-89ab-8def-8123-456789abcdef"
+	[ "$(cfs_errno "$R/uuid" bad)" = EINVAL ]
+	echo "$uuid" > "$R/uuid"
+	[ "$(cfs_errno "$R/enable" 1 dst-cli)" = OK ]
+	[ "$(cfs_errno "$R/uuid" "")" = EBUSY ]
+	[ "$(cat "$R/uuid")" = "$uuid" ]
 }
