@@ -40,6 +40,7 @@ DOCS = [  # docs/ file, its title in the guide
     ("security", "Access lists, keys and frame protection"),
     ("udev", "Device names"),
     ("root-on-dst", "Root file system on DST"),
+    ("replication", "Replicas across servers with md"),
     ("connector", "The connector interface of 2008"),
     ("debugging", "Tracepoints and debugfs"),
     ("architecture", "Inside the driver: a map"),
