@@ -35,6 +35,14 @@ same_data() {
 	  "$(checksum /dev/ram0 0 $((64 << 20)))" ]
 }
 
+# verified_clean: fio's verify passed, the remote counted no error, and
+# DST shows what the backing device holds.
+verified_clean() {
+	fio_verify_wait
+	stat_is errors 0
+	same_data
+}
+
 # stat_is KEY VALUE: the remote's stats say so.
 stat_is() {
 	[ "$(stat_of "$R" "$1")" = "$2" ]
@@ -77,9 +85,7 @@ failover() {
 	ip -n dst-cli link set veth2-cli up
 	wait_for 60 stat_is path1_connections 1
 
-	fio_verify_wait
-	stat_is errors 0
-	same_data
+	verified_clean
 }
 
 @test "a path that reaches another export (same name and geometry, another identity) fails the enable with ESTALE" {
@@ -166,9 +172,7 @@ failover() {
 	wait_for 60 state_is "$R" running
 	stat_is path0_connections 1
 	stat_is path1_connections 1
-	fio_verify_wait
-	stat_is errors 0
-	same_data
+	verified_clean
 }
 
 @test "a remote's uuid pins the export: another identity is ESTALE, the right one attaches" {
