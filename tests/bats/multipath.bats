@@ -170,7 +170,9 @@ failover() {
 	wait_for 20 state_is "$R" reconnecting
 	cfs_write "$E/enable" 1 dst-srv
 	wait_for 60 state_is "$R" running
-	stat_is path0_connections 1
+	# Home at once, or within a probe if a slot caught the export's
+	# first moments on the other path.
+	wait_for 20 stat_is path0_connections 1
 	stat_is path1_connections 1
 	verified_clean
 }
