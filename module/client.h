@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The remote node's own state, shared by the four files that run it:
+ * The remote node's own state, shared by the five files that run it:
  *
  *   client_node.c  the node: attach and detach, the link it reports,
  *                  the detach watchdog, statistics and debugfs listings
  *   client.c       the disk: blk-mq's queue_rq, sending frames, the
  *                  request timeout, completion, the tag set and gendisk
- *   client_conn.c  a connection slot's life: open and handshake, up and
- *                  down, reconnection with backoff, keepalive, fail timer
+ *   client_hs.c    a new connection: its path, the handshake, the
+ *                  export's identity
+ *   client_conn.c  a connection slot's life: up and down, reconnection
+ *                  with backoff, keepalive, fail timer, moves home
  *   client_rx.c    replies: the softirq fast path and the receive loop
  *
  * trans.c owns the transactions these files carry (docs/architecture.md
@@ -180,11 +182,14 @@ void dst_remote_resize_work(struct work_struct *work);
 int dst_remote_alloc_disk(struct dst_remote *rem, u64 size);
 void dst_remote_free_disk(struct dst_remote *rem);
 
-/* client_conn.c: connection slots */
-void dst_rconn_kill(struct dst_rconn *conn);
+/* client_hs.c: a new connection */
 struct socket *dst_rconn_open(struct dst_remote *rem, struct dst_rconn *conn,
 			      bool first, int timeout_ms,
 			      struct dst_crypto **cryptop);
+bool dst_path_probe(struct dst_remote *rem, int p);
+
+/* client_conn.c: connection slots */
+void dst_rconn_kill(struct dst_rconn *conn);
 void dst_rconn_attach(struct dst_rconn *conn, struct socket *sock);
 void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 		  struct dst_crypto *crypto);

@@ -3,9 +3,9 @@
  * DST configfs: /sys/kernel/config/dst/{exports,remotes}/<name>/.
  *
  * mkdir creates a node, rmdir removes it (disabling it first), and each
- * attribute is one parse-and-call into core.c, which owns the rules: the
- * ranges, the refusal of changes while enabled, the log line that says
- * why.  Nothing here keeps state of its own.
+ * attribute is one parse-and-call into config.c or core.c, which own the
+ * rules: the ranges, the refusal of changes while enabled, the log line
+ * that says why.  Nothing here keeps state of its own.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -28,7 +28,7 @@ static inline struct dst_node *to_dst_node(struct config_item *item)
 
 /*
  * A plain numeric parameter: show prints it, store parses a signed
- * integer and hands it to core.c, which checks range and state.
+ * integer and hands it to config.c, which checks range and state.
  */
 #define DST_PARAM_ATTR(_name, _param)					\
 static const enum dst_param dsta_##_name##_param = _param;		\

@@ -233,6 +233,8 @@ int dst_node_set_crypto(struct dst_node *node, const char *hash,
 			const char *cipher, const u8 *key, unsigned int len);
 ssize_t dst_node_show_key(struct dst_node *node, char *buf);
 ssize_t dst_node_show_addr(struct dst_node *node, char *buf);
+void dst_config_init(struct dst_config *cfg);
+int dst_check_name(const char *name);
 int dst_node_set_uuid(struct dst_node *node, const char *str);
 ssize_t dst_node_show_uuid(struct dst_node *node, char *buf);
 ssize_t dst_node_show_state(struct dst_node *node, char *buf);

@@ -406,12 +406,13 @@ root.""",
                                         "index.rst"))})),
         ("dst: core: nodes, parameters and the dst bus",
          """A node is an export or a remote.  core.c owns their registry and
-lifetime (a device on the dst bus holds the node), the parameters and
-their ranges, and enabling and disabling under node->lock; the control
-interfaces (configfs, the connector) only parse and call it.  sysfs.c
-shows each node's name, role, state and statistics on the bus, so udev
-can name disks after their node.""",
-         src("dst.h", "core.c", "sysfs.c")),
+lifetime (a device on the dst bus holds the node) and enabling and
+disabling under node->lock; config.c each setting and its rule (ranges,
+which may change while enabled); the control interfaces (configfs, the
+connector) only parse and call them.  sysfs.c shows each node's name,
+role, state and statistics on the bus, so udev can name disks after
+their node.""",
+         src("dst.h", "core.c", "config.c", "sysfs.c")),
         ("dst: tracepoints and debugfs",
          """What an operator debugs a network block device with, before the code
 that fires it: tracepoints (events/dst/) for a request sent, its reply,
@@ -464,9 +465,11 @@ reconnection to fence them and are then resent on any connection, and
 with no connection at all I/O is held for fail_timeout_s.  trans.c
 makes every change of a transaction's state itself and checks the state
 it starts from.  The node (client_node.c), the disk and its sends
-(client.c), a connection slot (client_conn.c) and replies (client_rx.c)
+(client.c), a new connection (client_hs.c), a connection slot
+(client_conn.c) and replies (client_rx.c)
 each have their file.""",
-         src("trans.c", "client.h", "client.c", "client_conn.c",
+         src("trans.c", "client.h", "client.c", "client_hs.c",
+             "client_conn.c",
              "client_rx.c", "client_node.c")),
         ("dst: configfs and the connector",
          """The control interfaces: /sys/kernel/config/dst/{exports,remotes}/<name>
