@@ -29,7 +29,8 @@
 #define DST_RECONNECT_MAX_MS	10000	/* backoff cap, unless the delay is more */
 #define DST_DETACH_GRACE_MS	5000	/* without progress, while detaching */
 #define DST_PATH_PROBE_MS	2000	/* a slot off its path: is it back? */
-#define DST_PATH_PROBE_TIMEOUT_MS 1000	/* ... a TCP connect that long */
+#define DST_PATH_PROBE_TIMEOUT_MS 2000	/* ... connect and handshake that long */
+#define DST_RESHAPE_DRAIN_MS	30000	/* connections changing: I/O drains */
 
 struct dst_remote;
 
@@ -157,7 +158,7 @@ struct dst_remote {
 	struct dst_path paths[DST_MAX_PATHS];	/* node->cfg.addrs */
 	int nr_paths;
 
-	int nr_conns;
+	int nr_conns;			/* in use, of DST_MAX_CONNS */
 	struct dst_rconn conns[];
 };
 

@@ -437,6 +437,157 @@ void dst_path_work(struct work_struct *work)
 				   msecs_to_jiffies(DST_PATH_PROBE_MS));
 }
 
+/*
+ * Close every connection of @rem, with BYE where it still works, and
+ * wait for their receive loops: with stopping set, the slots go down
+ * without reconnecting, quiescing or failing anything.
+ */
+static void dst_remote_close_all(struct dst_remote *rem)
+{
+	int i;
+
+	for (i = 0; i < rem->nr_conns; i++)
+		dst_rconn_bye(&rem->conns[i]);
+	for (i = 0; i < rem->nr_conns; i++)
+		dst_rconn_kill(&rem->conns[i]);
+	for (i = 0; i < rem->nr_conns; i++)
+		flush_work(&rem->conns[i].recv_work);
+	cancel_delayed_work_sync(&rem->reconnect_work);
+	cancel_delayed_work_sync(&rem->fail_work);
+}
+
+/* Slot @conn is out of use: its last socket and keys go now. */
+static void dst_rconn_retire(struct dst_rconn *conn)
+{
+	struct dst_crypto *crypto;
+	struct socket *sock;
+
+	mutex_lock(&conn->sock_lock);
+	sock = conn->sock;
+	crypto = conn->crypto;
+	conn->sock = NULL;
+	conn->crypto = NULL;
+	mutex_unlock(&conn->sock_lock);
+	if (sock) {
+		dst_sock_unwatch(sock, &conn->watch);
+		sock_release(sock);
+	}
+	dst_crypto_free(crypto);
+}
+
+/**
+ * dst_remote_set_connections - change the number of connections live
+ * @node: the remote, locked and enabled
+ * @n: the new number, in range
+ *
+ * Every connection tells the server in its HELLO how many queues the
+ * client has, and the server checks each request's id against it, so
+ * the change is made with no request in flight: the queue is frozen
+ * (what is in flight has DST_RESHAPE_DRAIN_MS to finish; new I/O
+ * waits), every connection closed with BYE, blk-mq's hardware queues
+ * set to @n, and @n connections opened, each fencing its slot's last
+ * one on the server.  A slot that does not connect is left to the
+ * reconnect work, as after any loss.  No I/O fails.
+ *
+ * Returns 0; -EINVAL for fewer connections than addresses; -EBUSY
+ * unless every connection is up; -ETIMEDOUT if I/O did not drain (and
+ * nothing changed); -ENOMEM.
+ */
+int dst_remote_set_connections(struct dst_node *node, int n)
+{
+	struct dst_remote *rem = node->rem;
+	struct request_queue *q = rem->disk->queue;
+	u32 max_io = dst_node_get_param(node, DST_P_MAX_PAGES) * PAGE_SIZE;
+	int old = rem->nr_conns, i;
+	unsigned long drain;
+	bool up;
+
+	lockdep_assert_held(&node->lock);
+	if (n == old)
+		return 0;
+	if (n < rem->nr_paths) {
+		pr_err("%s: %d addresses need at least as many connections, not %d\n",
+		       node->name, rem->nr_paths, n);
+		return -EINVAL;
+	}
+	mutex_lock(&rem->state_lock);
+	up = rem->nr_live == old;
+	mutex_unlock(&rem->state_lock);
+	if (!up) {
+		pr_err("%s: connections can change only while all %d are up\n",
+		       node->name, old);
+		return -EBUSY;
+	}
+	/* The new slots' crypto buffers, before anything changes. */
+	for (i = old; i < n && node->cfg.crypto.key_len; i++) {
+		if (rem->conns[i].cbuf)
+			continue;
+		rem->conns[i].cbuf =
+			dst_crypto_buf_alloc(max_io, node->cfg.crypto.cipher[0]);
+		if (!rem->conns[i].cbuf)
+			return -ENOMEM;
+	}
+
+	blk_freeze_queue_start(q);
+	drain = msecs_to_jiffies(DST_RESHAPE_DRAIN_MS);
+	if (blk_mq_freeze_queue_wait_timeout(q, drain) <= 0) {
+		blk_mq_unfreeze_queue(q);
+		pr_err("%s: I/O did not drain in %d ms; still %d connections\n",
+		       node->name, DST_RESHAPE_DRAIN_MS, old);
+		return -ETIMEDOUT;
+	}
+	mutex_lock(&rem->state_lock);
+	WRITE_ONCE(rem->stopping, true);
+	mutex_unlock(&rem->state_lock);
+	cancel_delayed_work_sync(&rem->path_work);
+	cancel_delayed_work_sync(&rem->ka_work);
+	dst_remote_close_all(rem);
+	for (i = n; i < old; i++)
+		dst_rconn_retire(&rem->conns[i]);
+
+	blk_mq_update_nr_hw_queues(&rem->set, n);
+	WRITE_ONCE(rem->nr_conns, n);
+	mutex_lock(&rem->state_lock);
+	WRITE_ONCE(rem->stopping, false);
+	mutex_unlock(&rem->state_lock);
+	for (i = 0; i < n; i++) {
+		struct dst_rconn *conn = &rem->conns[i];
+		struct dst_crypto *crypto;
+		struct socket *sock;
+
+		WRITE_ONCE(conn->go_home, true);
+		sock = dst_rconn_open(rem, conn, false,
+				      DST_CONNECT_TIMEOUT_MS, &crypto);
+		if (!IS_ERR(sock))
+			dst_rconn_up(conn, sock, crypto);
+	}
+	/* What did not connect is the reconnect work's, as after a loss. */
+	mutex_lock(&rem->state_lock);
+	if (rem->nr_live < n)
+		mod_delayed_work(rem->ctl_wq, &rem->reconnect_work, 0);
+	if (!rem->nr_live && !rem->quiesced) {
+		blk_mq_quiesce_queue_nowait(q);
+		rem->quiesced = true;
+		if (rem->fail_s >= 0)
+			queue_delayed_work(rem->ctl_wq, &rem->fail_work,
+					   rem->fail_s * HZ);
+	}
+	dst_remote_set_link(rem);
+	mutex_unlock(&rem->state_lock);
+	if (READ_ONCE(rem->ka_ms))
+		queue_delayed_work(rem->ctl_wq, &rem->ka_work,
+				   msecs_to_jiffies(rem->ka_ms / 2));
+	if (rem->nr_paths > 1)
+		queue_delayed_work(rem->ctl_wq, &rem->path_work,
+				   msecs_to_jiffies(DST_PATH_PROBE_MS));
+	/* A RESIZE that came while the slots were stopping: apply it. */
+	queue_work(system_wq, &rem->resize_work);
+	blk_mq_unfreeze_queue(q);
+	pr_info("%s: %d connection%s, was %d\n", node->name, n,
+		n > 1 ? "s" : "", old);
+	return 0;
+}
+
 /* Tell the server we are going, where the connection still works. */
 void dst_rconn_bye(struct dst_rconn *conn)
 {

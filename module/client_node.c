@@ -67,7 +67,7 @@ static void dst_remote_free(struct dst_remote *rem)
 {
 	int i;
 
-	for (i = 0; i < rem->nr_conns; i++) {
+	for (i = 0; i < DST_MAX_CONNS; i++) {
 		struct dst_rconn *conn = &rem->conns[i];
 
 		if (conn->sock) {
@@ -144,7 +144,8 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 	struct dst_remote *rem;
 	int i;
 
-	rem = kzalloc(struct_size(rem, conns, n), GFP_KERNEL);
+	/* Every slot there may be: connections may change while attached. */
+	rem = kzalloc(struct_size(rem, conns, DST_MAX_CONNS), GFP_KERNEL);
 	if (!rem)
 		return NULL;
 	rem->node = node;
@@ -177,7 +178,7 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 	atomic64_set(&rem->reconnects, 0);
 	atomic64_set(&rem->resends, 0);
 	atomic64_set(&rem->timeouts, 0);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < DST_MAX_CONNS; i++) {
 		rem->conns[i].rem = rem;
 		rem->conns[i].idx = i;
 		/* Slots spread over the paths, each with a home. */
@@ -236,7 +237,7 @@ static int dst_remote_alloc_io(struct dst_remote *rem)
 	int index;
 
 	rem->stats = dst_stats_alloc();
-	rem->gens = dst_trans_gens_alloc(rem->nr_conns,
+	rem->gens = dst_trans_gens_alloc(DST_MAX_CONNS,
 					 dst_node_get_param(node,
 							    DST_P_QUEUE_DEPTH));
 	if (!rem->stats || !rem->gens)

@@ -38,7 +38,8 @@ static const struct dst_param_desc {
 				       DST_R_EXPORT },
 	[DST_P_READ_ONLY]	   = { "read_only", 0, 1, 0, DST_R_BOTH },
 	[DST_P_MAX_PAGES]	   = { "max_pages", 1, 1024, 256, DST_R_REMOTE },
-	[DST_P_CONNECTIONS]	   = { "connections", 1, 16, 1, DST_R_REMOTE },
+	[DST_P_CONNECTIONS]	   = { "connections", 1, DST_MAX_CONNS, 1,
+				       DST_R_REMOTE, DST_R_REMOTE },
 	[DST_P_QUEUE_DEPTH]	   = { "queue_depth", 1, 1024, 128, DST_R_REMOTE },
 	[DST_P_TRANS_SCAN_TIMEOUT] = { "trans_scan_timeout", 100, 600000, 30000,
 				       DST_R_REMOTE, DST_R_REMOTE },
@@ -119,6 +120,8 @@ int dst_node_set_param(struct dst_node *node, enum dst_param p, s64 val)
 		dst_export_set_crypto_threads(node, val);
 	else if (p == DST_P_SIZE)
 		err = dst_export_resize(node, val);
+	else if (p == DST_P_CONNECTIONS)
+		err = dst_remote_set_connections(node, val);
 	else
 		dst_remote_set_param(node, p, val);
 	if (!err)

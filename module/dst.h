@@ -30,6 +30,7 @@ struct blk_mq_tag_set;
 
 #define DST_PATHLEN		256
 #define DST_MAX_PATHS		4	/* addresses of one export */
+#define DST_MAX_CONNS		16	/* connections of a remote */
 #define DST_KEY_MIN		16	/* bytes of shared key */
 #define DST_PART_SHIFT		4	/* 15 partitions per disk */
 
@@ -487,6 +488,7 @@ void dst_trans_show(struct seq_file *m, struct blk_mq_tag_set *set);
 int dst_remote_start(struct dst_node *node);
 void dst_remote_stop(struct dst_node *node);
 void dst_remote_set_param(struct dst_node *node, enum dst_param p, s64 val);
+int dst_remote_set_connections(struct dst_node *node, int n);
 void dst_remote_scan_wait(struct dst_node *node);
 ssize_t dst_remote_show_device(struct dst_node *node, char *buf);
 ssize_t dst_remote_show_stats(struct dst_node *node, char *buf);

@@ -364,7 +364,9 @@ fio_failed() {
 	[ ! -e "$DST_DEV" ]
 	[ "$(cat $DST_CFS/remotes/r1/state)" = disabled ]
 	rmdir $DST_CFS/remotes/r1
-	wait_for 10 test "$(wc -l < $DST_CFS/exports/e1/clients)" = 0
+	# A function: wait_for runs it again each time.
+	no_clients() { [ "$(wc -l < $DST_CFS/exports/e1/clients)" = 0 ]; }
+	wait_for 10 no_clients
 	export_rmdir $DST_CFS/exports/e1
 	rmmod dst
 }

@@ -30,7 +30,7 @@ in_d_state() {
 	grep -q '^State:[[:space:]]*D' "/proc/$1/status"
 }
 
-@test "timing attributes change under fio verify: read back, 0 errors; connections stays EBUSY" {
+@test "timing attributes change under fio verify: read back, 0 errors; queue_depth stays EBUSY" {
 	dst_attach r1 "$SRV" export=e1 connections=2
 	fio_verify_start "$DST_DEV" --size=$(scaled 16)M --bsrange=4k-64k \
 		--iodepth=16 --rate=4m
@@ -45,9 +45,8 @@ in_d_state() {
 	[ "$(cfs_errno "$R/keepalive_ms" -5)" = EINVAL ]
 	[ "$(cat "$R/keepalive_ms")" = 3000 ]
 	# Not live.
-	[ "$(cfs_errno "$R/connections" 4)" = EBUSY ]
 	[ "$(cfs_errno "$R/queue_depth" 64)" = EBUSY ]
-	[ "$(cat "$R/connections")" = 2 ]
+	[ "$(cfs_errno "$R/max_pages" 64)" = EBUSY ]
 	fio_verify_wait
 	[ "$(stat_of "$R" errors)" = 0 ]
 	same_data
@@ -81,4 +80,51 @@ in_d_state() {
 	dd if="$BATS_TEST_TMPDIR/p" of="$DST_DEV" bs=1M oflag=direct status=none
 	[ "$(checksum /dev/ram0 0 $((1 << 20)))" = \
 	  "$(digest < "$BATS_TEST_TMPDIR/p")" ]
+}
+
+# conns_are LIVE/ALL: the remote's connections, as stats says them.
+conns_are() {
+	[ "$(stat_of "$R" connections)" = "$1" ]
+}
+
+# clients_are N: the export has N client connections.
+clients_are() {
+	[ "$(grep -c . "$E/clients")" = "$1" ]
+}
+
+# hw_queues: the disk's blk-mq hardware queues.
+hw_queues() {
+	ls -d "/sys/block/${DST_DEV#/dev/}/mq/"[0-9]* | wc -l
+}
+
+@test "connections 1 -> 4 -> 2 under fio verify: queues and connections follow, 0 errors" {
+	dst_attach r1 "$SRV" export=e1
+	fio_verify_start "$DST_DEV" --size=$(scaled 16)M --bsrange=4k-64k \
+		--iodepth=16 --rate=2m
+	wait_for 30 stat_at_least "$R" write_ops 20
+	local n
+	for n in 4 2; do
+		[ "$(cfs_errno "$R/connections" "$n")" = OK ]
+		[ "$(cat "$R/connections")" = "$n" ]
+		[ "$(hw_queues)" = "$n" ]
+		wait_for 20 conns_are "$n/$n"
+		wait_for 30 stat_at_least "$R" write_ops $(( $(stat_of "$R" write_ops) + 10 ))
+	done
+	fio_verify_wait
+	[ "$(stat_of "$R" errors)" = 0 ]
+	same_data
+	# The export sees two clients' connections, no more.
+	wait_for 20 clients_are 2
+}
+
+@test "connections cannot change while a connection is down: EBUSY, nothing changed" {
+	dst_attach r1 "$SRV" export=e1 connections=2 fail_timeout_s=-1 \
+		keepalive_ms=500 reconnect_delay_ms=200
+	ip -n dst-cli link set veth-cli down
+	wait_for 20 state_is "$R" reconnecting
+	[ "$(cfs_errno "$R/connections" 4)" = EBUSY ]
+	[ "$(cat "$R/connections")" = 2 ]
+	[ "$(hw_queues)" = 2 ]
+	ip -n dst-cli link set veth-cli up
+	wait_for 60 state_is "$R" running
 }
