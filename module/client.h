@@ -20,6 +20,7 @@
 
 #include <linux/blk-mq.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/workqueue.h>
 
 #include "dst.h"
@@ -159,6 +160,9 @@ struct dst_remote {
 	int nr_paths;
 
 	int nr_conns;			/* in use, of DST_MAX_CONNS */
+	int nr_queues;			/* ids name hw queues 0..nr_queues-1 */
+	/* Against a tag walk from debugfs while blk-mq replaces the tags. */
+	struct rw_semaphore tags_rwsem;
 	struct dst_rconn conns[];
 };
 

@@ -439,8 +439,9 @@ void dst_path_work(struct work_struct *work)
 
 /*
  * Close every connection of @rem, with BYE where it still works, and
- * wait for their receive loops: with stopping set, the slots go down
- * without reconnecting, quiescing or failing anything.
+ * wait for their receive loops: with stopping set (and the reconnect
+ * work cancelled, which nothing can queue again meanwhile), the slots go
+ * down without reconnecting, quiescing or failing anything.
  */
 static void dst_remote_close_all(struct dst_remote *rem)
 {
@@ -448,15 +449,16 @@ static void dst_remote_close_all(struct dst_remote *rem)
 
 	for (i = 0; i < rem->nr_conns; i++)
 		dst_rconn_bye(&rem->conns[i]);
+	/* The shutdown's state_change queues each loop: flush finds it. */
 	for (i = 0; i < rem->nr_conns; i++)
 		dst_rconn_kill(&rem->conns[i]);
 	for (i = 0; i < rem->nr_conns; i++)
 		flush_work(&rem->conns[i].recv_work);
-	cancel_delayed_work_sync(&rem->reconnect_work);
 	cancel_delayed_work_sync(&rem->fail_work);
+	WARN_ON_ONCE(READ_ONCE(rem->nr_live));
 }
 
-/* Slot @conn is out of use: its last socket and keys go now. */
+/* Slot @conn is out of use: its last socket, keys and buffers go. */
 static void dst_rconn_retire(struct dst_rconn *conn)
 {
 	struct dst_crypto *crypto;
@@ -473,6 +475,67 @@ static void dst_rconn_retire(struct dst_rconn *conn)
 		sock_release(sock);
 	}
 	dst_crypto_free(crypto);
+	dst_crypto_buf_free(conn->cbuf);
+	conn->cbuf = NULL;
+}
+
+/*
+ * With the queue frozen: stop every connection for the change, unless
+ * one is down or I/O already failing.  Returns false, with the link as
+ * it was, if so.
+ */
+static bool dst_remote_stop_for_reshape(struct dst_remote *rem)
+{
+	bool up;
+
+	mutex_lock(&rem->state_lock);
+	up = rem->nr_live == rem->nr_conns && !rem->failfast;
+	if (up)
+		WRITE_ONCE(rem->stopping, true);
+	mutex_unlock(&rem->state_lock);
+	if (!up)
+		return false;
+	/* No work revives or probes a slot from here; none is queued again. */
+	cancel_delayed_work_sync(&rem->reconnect_work);
+	cancel_delayed_work_sync(&rem->path_work);
+	cancel_delayed_work_sync(&rem->ka_work);
+	dst_remote_close_all(rem);
+	return true;
+}
+
+/*
+ * After the change: no connection is live, and the reconnect work opens
+ * them all, each on its own path, as after a loss -- with the queue
+ * quiesced and the fail clock running, as dst_rconn_down() leaves it --
+ * so the queue need not stay frozen while they connect.
+ */
+static void dst_remote_restart(struct dst_remote *rem)
+{
+	int i;
+
+	mutex_lock(&rem->state_lock);
+	WRITE_ONCE(rem->stopping, false);
+	for (i = 0; i < rem->nr_conns; i++)
+		WRITE_ONCE(rem->conns[i].go_home, true);
+	rem->attempt = 0;
+	if (!rem->quiesced) {
+		blk_mq_quiesce_queue_nowait(rem->disk->queue);
+		rem->quiesced = true;
+	}
+	if (rem->fail_s >= 0)
+		mod_delayed_work(rem->ctl_wq, &rem->fail_work,
+				 rem->fail_s * HZ);
+	dst_remote_set_link(rem);
+	mod_delayed_work(rem->ctl_wq, &rem->reconnect_work, 0);
+	mutex_unlock(&rem->state_lock);
+	if (READ_ONCE(rem->ka_ms))
+		queue_delayed_work(rem->ctl_wq, &rem->ka_work,
+				   msecs_to_jiffies(rem->ka_ms / 2));
+	if (rem->nr_paths > 1)
+		queue_delayed_work(rem->ctl_wq, &rem->path_work,
+				   msecs_to_jiffies(DST_PATH_PROBE_MS));
+	/* A RESIZE that came while the slots were stopping: apply it. */
+	queue_work(system_wq, &rem->resize_work);
 }
 
 /**
@@ -482,12 +545,12 @@ static void dst_rconn_retire(struct dst_rconn *conn)
  *
  * Every connection tells the server in its HELLO how many queues the
  * client has, and the server checks each request's id against it, so
- * the change is made with no request in flight: the queue is frozen
- * (what is in flight has DST_RESHAPE_DRAIN_MS to finish; new I/O
- * waits), every connection closed with BYE, blk-mq's hardware queues
- * set to @n, and @n connections opened, each fencing its slot's last
- * one on the server.  A slot that does not connect is left to the
- * reconnect work, as after any loss.  No I/O fails.
+ * the change is made with nothing in flight: the queue is frozen (what
+ * is in flight has DST_RESHAPE_DRAIN_MS to finish; new I/O waits), every
+ * connection closed with BYE, blk-mq's hardware queues set to @n (at
+ * most one per CPU, as at attach), and the reconnect work opens the @n
+ * connections, each fencing its slot's last one on the server.  No I/O
+ * fails unless reconnecting takes longer than fail_timeout_s.
  *
  * Returns 0; -EINVAL for fewer connections than addresses; -EBUSY
  * unless every connection is up; -ETIMEDOUT if I/O did not drain (and
@@ -498,9 +561,9 @@ int dst_remote_set_connections(struct dst_node *node, int n)
 	struct dst_remote *rem = node->rem;
 	struct request_queue *q = rem->disk->queue;
 	u32 max_io = dst_node_get_param(node, DST_P_MAX_PAGES) * PAGE_SIZE;
-	int old = rem->nr_conns, i;
+	int old = rem->nr_conns, i, err = 0;
 	unsigned long drain;
-	bool up;
+	unsigned int noio;
 
 	lockdep_assert_held(&node->lock);
 	if (n == old)
@@ -509,14 +572,6 @@ int dst_remote_set_connections(struct dst_node *node, int n)
 		pr_err("%s: %d addresses need at least as many connections, not %d\n",
 		       node->name, rem->nr_paths, n);
 		return -EINVAL;
-	}
-	mutex_lock(&rem->state_lock);
-	up = rem->nr_live == old;
-	mutex_unlock(&rem->state_lock);
-	if (!up) {
-		pr_err("%s: connections can change only while all %d are up\n",
-		       node->name, old);
-		return -EBUSY;
 	}
 	/* The new slots' crypto buffers, before anything changes. */
 	for (i = old; i < n && node->cfg.crypto.key_len; i++) {
@@ -528,63 +583,39 @@ int dst_remote_set_connections(struct dst_node *node, int n)
 			return -ENOMEM;
 	}
 
+	/* Frozen, this disk cannot take reclaim's writeback: no I/O here. */
+	noio = memalloc_noio_save();
 	blk_freeze_queue_start(q);
 	drain = msecs_to_jiffies(DST_RESHAPE_DRAIN_MS);
 	if (blk_mq_freeze_queue_wait_timeout(q, drain) <= 0) {
-		blk_mq_unfreeze_queue(q);
 		pr_err("%s: I/O did not drain in %d ms; still %d connections\n",
 		       node->name, DST_RESHAPE_DRAIN_MS, old);
-		return -ETIMEDOUT;
+		err = -ETIMEDOUT;
+	} else if (!dst_remote_stop_for_reshape(rem)) {
+		pr_err("%s: connections can change only while all %d are up\n",
+		       node->name, old);
+		err = -EBUSY;
 	}
-	mutex_lock(&rem->state_lock);
-	WRITE_ONCE(rem->stopping, true);
-	mutex_unlock(&rem->state_lock);
-	cancel_delayed_work_sync(&rem->path_work);
-	cancel_delayed_work_sync(&rem->ka_work);
-	dst_remote_close_all(rem);
+	if (err) {
+		blk_mq_unfreeze_queue(q);
+		memalloc_noio_restore(noio);
+		return err;
+	}
 	for (i = n; i < old; i++)
 		dst_rconn_retire(&rem->conns[i]);
 
+	/* debugfs walks the tags: not while blk-mq replaces them. */
+	down_write(&rem->tags_rwsem);
 	blk_mq_update_nr_hw_queues(&rem->set, n);
+	up_write(&rem->tags_rwsem);
 	WRITE_ONCE(rem->nr_conns, n);
-	mutex_lock(&rem->state_lock);
-	WRITE_ONCE(rem->stopping, false);
-	mutex_unlock(&rem->state_lock);
-	for (i = 0; i < n; i++) {
-		struct dst_rconn *conn = &rem->conns[i];
-		struct dst_crypto *crypto;
-		struct socket *sock;
-
-		WRITE_ONCE(conn->go_home, true);
-		sock = dst_rconn_open(rem, conn, false,
-				      DST_CONNECT_TIMEOUT_MS, &crypto);
-		if (!IS_ERR(sock))
-			dst_rconn_up(conn, sock, crypto);
-	}
-	/* What did not connect is the reconnect work's, as after a loss. */
-	mutex_lock(&rem->state_lock);
-	if (rem->nr_live < n)
-		mod_delayed_work(rem->ctl_wq, &rem->reconnect_work, 0);
-	if (!rem->nr_live && !rem->quiesced) {
-		blk_mq_quiesce_queue_nowait(q);
-		rem->quiesced = true;
-		if (rem->fail_s >= 0)
-			queue_delayed_work(rem->ctl_wq, &rem->fail_work,
-					   rem->fail_s * HZ);
-	}
-	dst_remote_set_link(rem);
-	mutex_unlock(&rem->state_lock);
-	if (READ_ONCE(rem->ka_ms))
-		queue_delayed_work(rem->ctl_wq, &rem->ka_work,
-				   msecs_to_jiffies(rem->ka_ms / 2));
-	if (rem->nr_paths > 1)
-		queue_delayed_work(rem->ctl_wq, &rem->path_work,
-				   msecs_to_jiffies(DST_PATH_PROBE_MS));
-	/* A RESIZE that came while the slots were stopping: apply it. */
-	queue_work(system_wq, &rem->resize_work);
+	/* Ids name hardware queues: announce every queue blk-mq has. */
+	rem->nr_queues = max_t(int, n, rem->set.nr_hw_queues);
+	dst_remote_restart(rem);
 	blk_mq_unfreeze_queue(q);
-	pr_info("%s: %d connection%s, was %d\n", node->name, n,
-		n > 1 ? "s" : "", old);
+	memalloc_noio_restore(noio);
+	pr_info("%s: %d connection%s, was %d; reconnecting them\n",
+		node->name, n, n > 1 ? "s" : "", old);
 	return 0;
 }
 

@@ -255,7 +255,7 @@ dst_rconn_handshake(struct dst_remote *rem, int slot,
 		.max_io = dst_node_get_param(node, DST_P_MAX_PAGES) * PAGE_SIZE,
 		.session = slot < 0 ? 0 : rem->session,
 		.slot = slot < 0 ? 0 : slot,
-		.nr_queues = rem->nr_conns,
+		.nr_queues = rem->nr_queues,
 		.queue_depth = dst_node_get_param(node, DST_P_QUEUE_DEPTH),
 	};
 	struct dst_crypto *c = NULL;

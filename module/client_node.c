@@ -150,6 +150,8 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 		return NULL;
 	rem->node = node;
 	rem->nr_conns = n;
+	rem->nr_queues = n;
+	init_rwsem(&rem->tags_rwsem);
 	rem->index = -1;
 	rem->net = get_net(current->nsproxy->net_ns);
 	/* Never 0: that is "no session" to the server. */
@@ -592,7 +594,11 @@ out:
  */
 void dst_remote_show_inflight(struct dst_node *node, struct seq_file *m)
 {
-	dst_trans_show(m, &node->rem->set);
+	struct dst_remote *rem = node->rem;
+
+	down_read(&rem->tags_rwsem);
+	dst_trans_show(m, &rem->set);
+	up_read(&rem->tags_rwsem);
 }
 
 void dst_remote_show_conns(struct dst_node *node, struct seq_file *m)
