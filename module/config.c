@@ -491,7 +491,7 @@ ssize_t dst_node_show_addr(struct dst_node *node, char *buf)
 
 	mutex_lock(&node->lock);
 	for (i = 0; i < node->cfg.nr_addrs; i++)
-		ret += sysfs_emit_at(buf, ret, "%s%pISpcs", i ? "," : "",
+		ret += sysfs_emit_at(buf, ret, "%s%pISpc", i ? "," : "",
 				     &node->cfg.addrs[i]);
 	ret += sysfs_emit_at(buf, ret, "\n");
 	mutex_unlock(&node->lock);

@@ -213,7 +213,6 @@ resize_case() {
 	mark=$(log_mark)
 	hostile_server "$mode" --size-to "$to"
 	dst_attach r1 "$SRV" export=e1 reconnect_delay_ms=200
-	disk_bytes_are $((64 << 20))
 	# Sent after the first READ (the partition scan's).
 	wait_for 20 logged "resized 1"
 	if [ "$why" = - ]; then

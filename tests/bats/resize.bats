@@ -50,6 +50,8 @@ same_at() {
 
 @test "a grown backing device: the export, the client's disk and ext4 on it grow online; data intact" {
 	truncate -s 32M "$BATS_TEST_TMPDIR/backing"
+	# No udev in the guest to load loop on demand.
+	modprobe loop
 	LOOP=$(losetup --find --show "$BATS_TEST_TMPDIR/backing")
 	dst_export e1 "$LOOP" "$SRV"
 	dst_attach r1 "$SRV" export=e1
