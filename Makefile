@@ -10,7 +10,8 @@
 #                 SUITES="tests/bats/x.bats ..." for some only
 #   make bench    DST against raw brd, NBD and NVMe/TCP in one guest
 #   make bench-ab BASE=REV  DST as it is against DST at git revision REV,
-#                 in one guest boot (tests/bench/ab)
+#                 in one guest boot (tests/bench/ab); AB="-c 1 -p -r 6"
+#                 for one connection, plain, six rounds
 #   make bench-profile  wakeups and context switches per I/O, traced;
 #                 PROFILE="-c -d 32" for a CPU profile at QD32 (see
 #                 tests/bench/profile for the options)
@@ -82,7 +83,7 @@ bench: module tools
 
 bench-ab: module tools
 	@test -n "$(BASE)" || { echo "make bench-ab: BASE=REV, the revision to compare with" >&2; exit 2; }
-	@sh tests/bench/ab $(BASE)
+	@sh tests/bench/ab $(AB) $(BASE)
 
 bench-profile: module tools
 	@sh tests/bench/profile $(PROFILE)
