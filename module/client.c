@@ -491,6 +491,24 @@ static blk_status_t dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	return ret;
 }
 
+/*
+ * The export's device refused a WRITE_ZEROES it had offered (a loop
+ * device over a tmpfs file does: loop offers what fallocate may not
+ * do).  Stop offering it on this disk, as dm and sd do, so that the
+ * block layer writes the zeroes as data from now on rather than fail
+ * first each time.  Until the disk is made again at the next enable.
+ */
+static void dst_write_zeroes_refused(struct dst_remote *rem)
+{
+	struct request_queue *q = rem->disk->queue;
+	unsigned int old = READ_ONCE(q->limits.max_write_zeroes_sectors);
+
+	if (!old || cmpxchg(&q->limits.max_write_zeroes_sectors, old, 0) != old)
+		return;
+	pr_warn("%s: export '%s' refused WRITE_ZEROES (EOPNOTSUPP from its device); zeroes are written as data from now on\n",
+		rem->node->name, rem->node->cfg.export);
+}
+
 static void dst_complete_rq(struct request *rq)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
@@ -513,6 +531,9 @@ static void dst_complete_rq(struct request *rq)
 		dir = DST_DIR_OTHER;
 		break;
 	}
+	if (unlikely(cmd->status == BLK_STS_NOTSUPP) &&
+	    req_op(rq) == REQ_OP_WRITE_ZEROES)
+		dst_write_zeroes_refused(rem);
 	dst_stats_account(rem->stats, dir, blk_rq_bytes(rq),
 			  cmd->status != BLK_STS_OK);
 	atomic_long_inc(&rem->completions);

@@ -57,6 +57,9 @@ same_at() {
 	dst_attach r1 "$SRV" export=e1
 	disk_is "$DST_DEV" $((32 * MB))
 	mkfs.ext4 -q -F "$DST_DEV"
+	# loop over tmpfs refuses the WRITE_ZEROES it offers, and mkfs gets
+	# through anyway (the next test): only what follows must not fail.
+	errs=$(stat_of "$R" errors)
 	mkdir "$BATS_TEST_TMPDIR/mnt"
 	mount "$DST_DEV" "$BATS_TEST_TMPDIR/mnt"
 	pattern_file "$BATS_TEST_TMPDIR/mnt/before" 8 before
@@ -81,7 +84,35 @@ same_at() {
 	[ "$(digest < "$BATS_TEST_TMPDIR/mnt/before")" = "$sum" ]
 	umount "$BATS_TEST_TMPDIR/mnt"
 	fsck.ext4 -fn "$DST_DEV"
-	[ "$(stat_of "$R" errors)" = 0 ]
+	[ "$(stat_of "$R" errors)" = "$errs" ]
+}
+
+@test "a device that refuses the WRITE_ZEROES it offered: the client stops offering it; mkfs and the data are fine" {
+	truncate -s 32M "$BATS_TEST_TMPDIR/backing"
+	modprobe loop
+	LOOP=$(losetup --find --show "$BATS_TEST_TMPDIR/backing")
+	dst_export e1 "$LOOP" "$SRV"
+	dst_attach r1 "$SRV" export=e1
+	q=/sys/block/${DST_DEV#/dev/}/queue
+	[ "$(cat "$q/write_zeroes_max_bytes")" -gt 0 ]
+	# The first zeroing is refused (loop's fallocate on tmpfs) and the
+	# block layer falls back to writing zeroes; no second refusal.
+	fallocate -z -o $((1 * MB)) -l $((1 * MB)) "$DST_DEV"
+	wait_for 10 in_klog "r1: export 'e1' refused WRITE_ZEROES (EOPNOTSUPP from its device); zeroes are written as data from now on"
+	[ "$(cat "$q/write_zeroes_max_bytes")" = 0 ]
+	errs=$(stat_of "$R" errors)
+	[ "$errs" -ge 1 ]
+	pat=$BATS_TEST_TMPDIR/pattern
+	pattern_file "$pat" 4 zeroes
+	dd if="$pat" of="$DST_DEV" bs=1M oflag=direct status=none
+	blkdiscard -z -o $((1 * MB)) -l $((1 * MB)) "$DST_DEV"
+	zero=$(head -c $((1 * MB)) /dev/zero | digest)
+	want=$({ head -c $((1 * MB)) "$pat"; head -c $((1 * MB)) /dev/zero;
+		 tail -c +$((2 * MB + 1)) "$pat"; } | digest)
+	[ "$(checksum "$DST_DEV" $((1 * MB)) $((1 * MB)))" = "$zero" ]
+	[ "$(checksum "$DST_DEV" 0 $((4 * MB)))" = "$want" ]
+	[ "$(checksum "$LOOP" 0 $((4 * MB)))" = "$want" ]
+	[ "$(stat_of "$R" errors)" = "$errs" ]
 }
 
 @test "keyed: size raised on a running export reaches the client; a shrink with clients is EBUSY, too large EINVAL" {
