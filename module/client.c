@@ -448,6 +448,78 @@ static blk_status_t dst_send_copy(struct blk_mq_hw_ctx *hctx,
 	return BLK_STS_OK;
 }
 
+/*
+ * No connection is live for @rq, started and with no copy that could
+ * still be answered.  Once the node gave up (fail_timeout_s, detach) it
+ * fails.  A request that asks not to be retried (REQ_FAILFAST_*: md's
+ * --failfast members, dm-multipath) fails at once too, unless the
+ * connections are down only because the administrator is changing
+ * their number: md fails the member and goes on with the others
+ * (docs/replication.md).  The rest is held here until a connection is
+ * back or the node gives up (dst_release_held()); or, in the moment
+ * before the loss of the last connection is recorded, given back to
+ * blk-mq to try again shortly.
+ */
+static blk_status_t dst_rq_no_conn(struct dst_remote *rem,
+				   struct request *rq, u8 op)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	blk_status_t ret = BLK_STS_RESOURCE;
+
+	if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
+		return BLK_STS_IOERR;
+	if (blk_noretry_request(rq) && !READ_ONCE(rem->reshaping)) {
+		pr_warn_ratelimited("%s: no connection: failing %s of %u bytes at %llu at once, as it asks (REQ_FAILFAST)\n",
+				    dst_rem_name(rem), dst_cmd_name(op),
+				    blk_rq_bytes(rq),
+				    (u64)blk_rq_pos(rq) << SECTOR_SHIFT);
+		return BLK_STS_TRANSPORT;
+	}
+	spin_lock_bh(&rem->held_lock);
+	if (rem->holding) {
+		list_add_tail(&cmd->held, &rem->held);
+		ret = BLK_STS_OK;
+	}
+	spin_unlock_bh(&rem->held_lock);
+	return ret;
+}
+
+/*
+ * Hold new I/O from now on: no connection is live.  Called with
+ * state_lock held.
+ */
+void dst_hold_io(struct dst_remote *rem)
+{
+	lockdep_assert_held(&rem->state_lock);
+	spin_lock_bh(&rem->held_lock);
+	rem->holding = true;
+	spin_unlock_bh(&rem->held_lock);
+}
+
+/*
+ * Stop holding I/O, and give what was held back to blk-mq, which
+ * dispatches it again: on the connection that is back, or to fail at
+ * once when the node gave up.  Called with state_lock held.
+ */
+void dst_release_held(struct dst_remote *rem)
+{
+	struct dst_cmd *cmd, *next;
+	LIST_HEAD(list);
+
+	lockdep_assert_held(&rem->state_lock);
+	spin_lock_bh(&rem->held_lock);
+	rem->holding = false;
+	list_splice_init(&rem->held, &list);
+	spin_unlock_bh(&rem->held_lock);
+	if (list_empty(&list))
+		return;
+	list_for_each_entry_safe(cmd, next, &list, held) {
+		list_del_init(&cmd->held);
+		blk_mq_requeue_request(blk_mq_rq_from_pdu(cmd), false);
+	}
+	blk_mq_kick_requeue_list(rem->disk->queue);
+}
+
 static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 				   const struct blk_mq_queue_data *bd)
 {
@@ -467,16 +539,7 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (!conn) {
 		/* Any copy is fenced: no reply can come for it any more. */
 		dst_trans_copy_fenced(rq);
-		/*
-		 * No connection: fail fast once fail_timeout_s has passed,
-		 * else give the request back; the queue is (being) quiesced
-		 * and is run again when a connection comes back.  Requests
-		 * that asked for no retry wait with the others: blk-mq holds
-		 * them where the driver cannot see them (docs/replication.md).
-		 */
-		if (READ_ONCE(rem->failfast) || READ_ONCE(rem->stopping))
-			return BLK_STS_IOERR;
-		return BLK_STS_RESOURCE;
+		return dst_rq_no_conn(rem, rq, m.cmd);
 	}
 	return dst_send_copy(hctx, bd, conn, &m, false);
 }
@@ -722,6 +785,7 @@ static int dst_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
 	spin_lock_init(&cmd->lock);
+	INIT_LIST_HEAD(&cmd->held);
 	cmd->conn = -1;
 	return 0;
 }

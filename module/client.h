@@ -139,9 +139,19 @@ struct dst_remote {
 	/* The link (docs/resilience.md), under state_lock. */
 	struct mutex state_lock;
 	int nr_live;
-	bool quiesced;			/* no connection: I/O held */
 	bool failfast;			/* none for fail_s: I/O fails */
 	bool stopping;			/* also read lockless */
+	bool reshaping;			/* down by dst_remote_set_connections() */
+
+	/*
+	 * With no connection live, queue_rq holds new I/O here rather than
+	 * the queue being quiesced, so that it still sees requests that ask
+	 * not to wait (REQ_FAILFAST_*, md's --failfast) and fails them at
+	 * once.  holding is written under state_lock and held_lock both.
+	 */
+	spinlock_t held_lock;
+	struct list_head held;
+	bool holding;
 
 	struct delayed_work reconnect_work;
 	unsigned int attempt;		/* since the link last went down */
@@ -199,6 +209,8 @@ void dst_rconn_attach(struct dst_rconn *conn, struct socket *sock);
 void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 		  struct dst_crypto *crypto);
 void dst_rconn_down(struct dst_rconn *conn, int err);
+void dst_hold_io(struct dst_remote *rem);
+void dst_release_held(struct dst_remote *rem);
 void dst_rconn_bye(struct dst_rconn *conn);
 void dst_reconnect_work(struct work_struct *work);
 void dst_fail_work(struct work_struct *work);

@@ -86,7 +86,7 @@ void dst_rconn_attach(struct dst_rconn *conn, struct socket *sock)
 /*
  * The receive loop of @conn has ended: nothing more can arrive on it.
  * Stop sending on it, orphan what it carried, and let the reconnect work
- * bring it back.  Losing the last connection quiesces the queue (I/O is
+ * bring it back.  Losing the last connection holds new I/O (I/O is
  * held) and starts the fail_timeout_s clock.
  */
 void dst_rconn_down(struct dst_rconn *conn, int err)
@@ -115,8 +115,7 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 	atomic_dec(&rem->paths[conn->path].conns);
 	stopping = rem->stopping;
 	if (!stopping && !rem->nr_live && !rem->failfast) {
-		blk_mq_quiesce_queue_nowait(rem->disk->queue);
-		rem->quiesced = true;
+		dst_hold_io(rem);
 		if (rem->fail_s >= 0)
 			queue_delayed_work(rem->ctl_wq, &rem->fail_work,
 					   rem->fail_s * HZ);
@@ -166,7 +165,7 @@ void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 	 * before it is published live.  From then on its receive loop may
 	 * find the socket dead at once and take the slot down again
 	 * (dst_rconn_down() decrements nr_live under state_lock, and with
-	 * none left quiesces the queue and starts the fail clock), so it
+	 * none left holds new I/O and starts the fail clock), so it
 	 * must find the count that includes it.
 	 */
 	mutex_lock(&rem->state_lock);
@@ -179,10 +178,9 @@ void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 	/* A stale run of the receive loop that sees live sees this sock. */
 	smp_store_release(&conn->live, true);
 	mutex_unlock(&conn->tx_lock);
-	if (rem->quiesced) {
-		rem->quiesced = false;
-		blk_mq_unquiesce_queue(rem->disk->queue);
-	}
+	WRITE_ONCE(rem->reshaping, false);
+	if (rem->holding)
+		dst_release_held(rem);
 	dst_remote_set_link(rem);
 	mutex_unlock(&rem->state_lock);
 	queue_work(rem->wq, &conn->recv_work);
@@ -261,9 +259,9 @@ void dst_remote_set_fail_timeout(struct dst_remote *rem, int s)
 
 	mutex_lock(&rem->state_lock);
 	WRITE_ONCE(rem->fail_s, s);
-	if (rem->quiesced && s < 0) {
+	if (rem->holding && s < 0) {
 		cancel_delayed_work(&rem->fail_work);
-	} else if (rem->quiesced) {
+	} else if (rem->holding) {
 		for (i = 0; i < rem->nr_conns; i++) {
 			unsigned long t = READ_ONCE(rem->conns[i].down_since);
 
@@ -290,10 +288,8 @@ void dst_fail_work(struct work_struct *work)
 		return;
 	}
 	rem->failfast = true;
-	if (rem->quiesced) {
-		rem->quiesced = false;
-		blk_mq_unquiesce_queue(rem->disk->queue);
-	}
+	if (rem->holding)
+		dst_release_held(rem);
 	dst_remote_set_link(rem);
 	mutex_unlock(&rem->state_lock);
 
@@ -505,9 +501,9 @@ static bool dst_remote_stop_for_reshape(struct dst_remote *rem)
 
 /*
  * After the change: no connection is live, and the reconnect work opens
- * them all, each on its own path, as after a loss -- with the queue
- * quiesced and the fail clock running, as dst_rconn_down() leaves it --
- * so the queue need not stay frozen while they connect.
+ * them all, each on its own path, as after a loss -- with new I/O held
+ * and the fail clock running, as dst_rconn_down() leaves it -- so the
+ * queue need not stay frozen while they connect.
  */
 static void dst_remote_restart(struct dst_remote *rem)
 {
@@ -518,10 +514,9 @@ static void dst_remote_restart(struct dst_remote *rem)
 	for (i = 0; i < rem->nr_conns; i++)
 		WRITE_ONCE(rem->conns[i].go_home, true);
 	rem->attempt = 0;
-	if (!rem->quiesced) {
-		blk_mq_quiesce_queue_nowait(rem->disk->queue);
-		rem->quiesced = true;
-	}
+	WRITE_ONCE(rem->reshaping, true);
+	if (!rem->holding)
+		dst_hold_io(rem);
 	if (rem->fail_s >= 0)
 		mod_delayed_work(rem->ctl_wq, &rem->fail_work,
 				 rem->fail_s * HZ);

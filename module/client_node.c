@@ -7,9 +7,9 @@
  * blk-mq disk with one hardware queue per connection (client.c).  The
  * slots then live on their own (client_conn.c): the network is allowed to
  * fail, and docs/resilience.md has the state machines.  With no
- * connection at all the queue is quiesced: I/O is held, not failed, until
- * fail_timeout_s passes (-1: forever), after which it fails fast until a
- * reconnection succeeds.
+ * connection at all I/O is held, not failed (but for requests that ask
+ * to fail fast), until fail_timeout_s passes (-1: forever), after which
+ * it fails fast until a reconnection succeeds.
  *
  * Disabling deletes the disk while the connections still work, so dirty
  * data is written back and requests in flight finish; requests issued
@@ -161,6 +161,8 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 	rem->reconnect_ms = dst_node_get_param(node, DST_P_RECONNECT_DELAY_MS);
 	rem->fail_s = dst_node_get_param(node, DST_P_FAIL_TIMEOUT_S);
 	mutex_init(&rem->state_lock);
+	spin_lock_init(&rem->held_lock);
+	INIT_LIST_HEAD(&rem->held);
 	spin_lock_init(&rem->size_lock);
 	INIT_WORK(&rem->resize_work, dst_remote_resize_work);
 	atomic_long_set(&rem->completions, 0);
@@ -414,10 +416,8 @@ void dst_remote_stop(struct dst_node *node)
 	WRITE_ONCE(rem->stopping, true);
 	if (!rem->nr_live) {
 		rem->failfast = true;
-		if (rem->quiesced) {
-			rem->quiesced = false;
-			blk_mq_unquiesce_queue(rem->disk->queue);
-		}
+		if (rem->holding)
+			dst_release_held(rem);
 	}
 	mutex_unlock(&rem->state_lock);
 	/* No capacity change while the disk goes (dst_remote_grow()). */

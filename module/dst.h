@@ -431,6 +431,7 @@ struct dst_cmd {
 	u32 epoch;		/* of that connection */
 	u32 seq;		/* TCP sequence just past that copy */
 	unsigned int retries;	/* timeouts so far */
+	struct list_head held;	/* on dst_remote's, no connection live */
 };
 
 /* Where a copy of a transaction went: queue_rq takes it back if unsent. */

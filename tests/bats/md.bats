@@ -4,7 +4,9 @@
 # remotes on the client.  One server's link is cut under fio verify: md
 # fails that member within the documented time and I/O goes on with no
 # error; the server comes back, --re-add resyncs through the bitmap only
-# what changed, and both members hold the same data.
+# what changed, and both members hold the same data.  A --failfast
+# member with no connection fails md's writes at once, whatever
+# fail_timeout_s says.
 
 load helpers
 
@@ -51,22 +53,28 @@ in_sync() {
 		mdadm --detail "$MD" | grep -q 'Active Devices : 2'
 }
 
-@test "md RAID1 over two servers: one cut under fio verify, failed in time, re-added through the bitmap, both members equal" {
+# md_pair OPTS: exports e1 (dst-srv) and e2 (dst-srv2), remotes r1 and
+# r2 attached with OPTS (d1, d2 their disks), and RAID1 $MD over them
+# with a write-intent bitmap and --failfast members.
+md_pair() {
 	dst_export e1 /dev/ram0 10.99.0.1:7000
 	DST_SRV_NS=dst-srv2 dst_export e2 /dev/ram1 10.97.0.1:7000
-	# The settings docs/replication.md gives for md members.
-	local opts="keepalive_ms=500 fail_timeout_s=1 reconnect_delay_ms=200"
 	# shellcheck disable=SC2086
-	dst_attach r1 10.99.0.1:7000 export=e1 $opts
+	dst_attach r1 10.99.0.1:7000 export=e1 $1
 	d1=${DST_DEV#/dev/}
 	# shellcheck disable=SC2086
-	dst_attach r2 10.97.0.1:7000 export=e2 $opts
+	dst_attach r2 10.97.0.1:7000 export=e2 $1
 	d2=${DST_DEV#/dev/}
 	mdadm --create "$MD" --run --quiet --level=1 --raid-devices=2 \
 		--metadata=1.2 --bitmap=internal --bitmap-chunk=64K \
 		--assume-clean \
 		--failfast "/dev/$d1" "/dev/$d2"
 	wait_for 20 test -b "$MD"
+}
+
+@test "md RAID1 over two servers: one cut under fio verify, failed in time, re-added through the bitmap, both members equal" {
+	# The settings docs/replication.md gives for md members.
+	md_pair "keepalive_ms=500 fail_timeout_s=1 reconnect_delay_ms=200"
 
 	fio_verify_start "$MD" --size=$(scaled 16)M --bsrange=4k-64k \
 		--iodepth=8 --rate=1m --verify_backlog=64
@@ -106,4 +114,26 @@ in_sync() {
 	[ -n "$off" ]
 	[ "$(checksum /dev/ram0 "$off" $(( $(scaled 16) * MB )))" = \
 	  "$(checksum /dev/ram1 "$off" $(( $(scaled 16) * MB )))" ]
+}
+
+@test "a --failfast member with no connection left fails md's next write at once, not after fail_timeout_s" {
+	# fail_timeout_s 30: I/O without REQ_FAILFAST would be held 30 s.
+	md_pair "keepalive_ms=500 fail_timeout_s=30 reconnect_delay_ms=200"
+	dd if=/dev/urandom of="$MD" bs=64k count=16 oflag=direct status=none
+	# Idle, then the link goes: nothing is in flight when r2 finds out.
+	ip -n dst-cli link set veth3-cli down
+	wait_for 20 state_is "$R2" reconnecting
+	pattern_file "$BATS_TEST_TMPDIR/data" 1 failfast
+	t0=$(date +%s%N)
+	dd if="$BATS_TEST_TMPDIR/data" of="$MD" bs=64k oflag=direct \
+		status=none
+	t1=$(date +%s%N)
+	echo "# the write took $(( (t1 - t0) / 1000000 )) ms with $d2 unreachable" >&3
+	[ $(( (t1 - t0) / 1000000000 )) -lt 15 ]
+	wait_for 10 member_faulty "$d2"
+	member_state "$d1" | grep -q in_sync
+	klog | grep -q "r2: no connection: failing WRITE of [0-9]* bytes at [0-9]* at once, as it asks (REQ_FAILFAST)"
+	# The write is whole on the member that stayed.
+	off=$(mdadm --examine /dev/ram0 | awk '/Data Offset/ { print $4 * 512 }')
+	[ "$(checksum /dev/ram0 "$off" $MB)" = "$(digest < "$BATS_TEST_TMPDIR/data")" ]
 }
