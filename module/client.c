@@ -475,12 +475,12 @@ static blk_status_t dst_rq_no_conn(struct dst_remote *rem,
 				    (u64)blk_rq_pos(rq) << SECTOR_SHIFT);
 		return BLK_STS_TRANSPORT;
 	}
-	spin_lock_bh(&rem->held_lock);
+	spin_lock(&rem->held_lock);
 	if (rem->holding) {
 		list_add_tail(&cmd->held, &rem->held);
 		ret = BLK_STS_OK;
 	}
-	spin_unlock_bh(&rem->held_lock);
+	spin_unlock(&rem->held_lock);
 	return ret;
 }
 
@@ -491,9 +491,9 @@ static blk_status_t dst_rq_no_conn(struct dst_remote *rem,
 void dst_hold_io(struct dst_remote *rem)
 {
 	lockdep_assert_held(&rem->state_lock);
-	spin_lock_bh(&rem->held_lock);
+	spin_lock(&rem->held_lock);
 	rem->holding = true;
-	spin_unlock_bh(&rem->held_lock);
+	spin_unlock(&rem->held_lock);
 }
 
 /*
@@ -507,13 +507,17 @@ void dst_release_held(struct dst_remote *rem)
 	LIST_HEAD(list);
 
 	lockdep_assert_held(&rem->state_lock);
-	spin_lock_bh(&rem->held_lock);
+	spin_lock(&rem->held_lock);
 	rem->holding = false;
 	list_splice_init(&rem->held, &list);
-	spin_unlock_bh(&rem->held_lock);
+	spin_unlock(&rem->held_lock);
 	if (list_empty(&list))
 		return;
-	list_for_each_entry_safe(cmd, next, &list, held) {
+	/*
+	 * Each goes to the head of blk-mq's requeue list: the newest
+	 * first, so that the oldest is sent first again.
+	 */
+	list_for_each_entry_safe_reverse(cmd, next, &list, held) {
 		list_del_init(&cmd->held);
 		blk_mq_requeue_request(blk_mq_rq_from_pdu(cmd), false);
 	}
@@ -708,6 +712,15 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	u64 id;
 
 	spin_lock_bh(&cmd->lock);
+	/*
+	 * Restarted since blk-mq found it expired (a held request given
+	 * back, or one requeued, dispatched again before this ran): its
+	 * new copy is on its own clock.
+	 */
+	if (time_before(jiffies, READ_ONCE(rq->deadline))) {
+		spin_unlock_bh(&cmd->lock);
+		return BLK_EH_RESET_TIMER;
+	}
 	tries = cmd->retries;
 	id = cmd->id;
 	cmd_op = cmd->op;

@@ -437,7 +437,7 @@ void dst_path_work(struct work_struct *work)
  * Close every connection of @rem, with BYE where it still works, and
  * wait for their receive loops: with stopping set (and the reconnect
  * work cancelled, which nothing can queue again meanwhile), the slots go
- * down without reconnecting, quiescing or failing anything.
+ * down without reconnecting, holding or failing anything.
  */
 static void dst_remote_close_all(struct dst_remote *rem)
 {

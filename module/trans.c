@@ -665,9 +665,10 @@ static bool dst_trans_show_one(struct request *rq, void *data)
 /*
  * debugfs's "inflight": one line per request blk-mq has started and not
  * ended, with where it was sent, how long ago the driver first had it,
- * and its state bits.  Requests blk-mq holds (requeued for a resend, or
- * turned away while there is no connection) are not started, and not
- * listed.  Only a snapshot: each request is read under its lock.
+ * and its state bits.  Requests blk-mq holds (requeued for a resend) are
+ * not started, and not listed; those the driver holds while there is no
+ * connection are, as "queued".  Only a snapshot: each request is read
+ * under its lock.
  */
 void dst_trans_show(struct seq_file *m, struct blk_mq_tag_set *set)
 {
