@@ -48,13 +48,19 @@ same_at() {
 	[ "$(checksum "$DST_DEV" "$1" "$2")" = "$(checksum /dev/ram0 "$1" "$2")" ]
 }
 
-@test "a grown backing device: the export, the client's disk and ext4 on it grow online; data intact" {
+# loop_attach: a loop device LOOP over a 32 MiB file in tmpfs, exported
+# as e1 and attached as r1 ($DST_DEV).
+loop_attach() {
 	truncate -s 32M "$BATS_TEST_TMPDIR/backing"
 	# No udev in the guest to load loop on demand.
 	modprobe loop
 	LOOP=$(losetup --find --show "$BATS_TEST_TMPDIR/backing")
 	dst_export e1 "$LOOP" "$SRV"
 	dst_attach r1 "$SRV" export=e1
+}
+
+@test "a grown backing device: the export, the client's disk and ext4 on it grow online; data intact" {
+	loop_attach
 	disk_is "$DST_DEV" $((32 * MB))
 	mkfs.ext4 -q -F "$DST_DEV"
 	# loop over tmpfs refuses the WRITE_ZEROES it offers, and mkfs gets
@@ -88,11 +94,7 @@ same_at() {
 }
 
 @test "a device that refuses the WRITE_ZEROES it offered: the client stops offering it; mkfs and the data are fine" {
-	truncate -s 32M "$BATS_TEST_TMPDIR/backing"
-	modprobe loop
-	LOOP=$(losetup --find --show "$BATS_TEST_TMPDIR/backing")
-	dst_export e1 "$LOOP" "$SRV"
-	dst_attach r1 "$SRV" export=e1
+	loop_attach
 	q=/sys/block/${DST_DEV#/dev/}/queue
 	[ "$(cat "$q/write_zeroes_max_bytes")" -gt 0 ]
 	# The first zeroing is refused (loop's fallocate on tmpfs) and the
