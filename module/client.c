@@ -10,7 +10,7 @@
  * decides who owns each one; client_rx.c reads the replies.
  *
  * This file also sets up the tag set and the gendisk with the limits the
- * server described.
+ * server described; client_node.c sizes the disk and grows it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -801,91 +801,6 @@ static int dst_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	INIT_LIST_HEAD(&cmd->held);
 	cmd->conn = -1;
 	return 0;
-}
-
-/* Size the disk: the server's, or a smaller one the administrator set. */
-int dst_remote_size(struct dst_remote *rem, u64 *size)
-{
-	struct dst_node *node = rem->node;
-	u64 want = dst_node_get_param(node, DST_P_SIZE);
-
-	*size = rem->geo.size;
-	if (!want)
-		return 0;
-	if (want > rem->geo.size || want % rem->geo.lbs) {
-		pr_err("%s: size %llu does not fit export '%s' (%llu bytes, %u-byte blocks)\n",
-		       node->name, want, node->cfg.export, rem->geo.size,
-		       rem->geo.lbs);
-		return -EINVAL;
-	}
-	*size = want;
-	return 0;
-}
-
-/**
- * dst_remote_grow - the server says the export is @size bytes now
- * @rem: the remote
- * @size: from a reconnection's welcome, or a RESIZE notice
- *
- * An export may grow while attached (dst_export_resize()), never shrink:
- * blocks would vanish from under the file system.  Returns 0, or -ESTALE
- * for a smaller export, which is not the one this disk was.
- */
-int dst_remote_grow(struct dst_remote *rem, u64 size)
-{
-	bool grew = false;
-
-	spin_lock(&rem->size_lock);
-	if (size < rem->geo.size) {
-		spin_unlock(&rem->size_lock);
-		return -ESTALE;
-	}
-	if (size > rem->geo.size) {
-		rem->geo.size = size;
-		grew = true;
-	}
-	spin_unlock(&rem->size_lock);
-	/*
-	 * Before the receive loops run, the disk is still to be sized;
-	 * while it goes, it keeps its size.  Not on the node's reclaim
-	 * workqueues: the change uevent allocates as it likes.
-	 */
-	if (grew && smp_load_acquire(&rem->running) &&
-	    !READ_ONCE(rem->stopping))
-		queue_work(system_wq, &rem->resize_work);
-	return 0;
-}
-
-/*
- * The export grew: so does the disk, with a change uevent (RESIZE=1),
- * and a mounted file system can grow online (resize2fs).  Not a disk the
- * administrator sized: it keeps its size.  Not under node->lock, which
- * dst_remote_stop() holds while it cancels this work.
- */
-void dst_remote_resize_work(struct work_struct *work)
-{
-	struct dst_remote *rem = container_of(work, struct dst_remote,
-					      resize_work);
-	struct dst_node *node = rem->node;
-	u64 old = get_capacity(rem->disk) << SECTOR_SHIFT;
-	u64 want = dst_node_get_param(node, DST_P_SIZE);
-	u64 size;
-
-	spin_lock(&rem->size_lock);
-	size = rem->geo.size;
-	spin_unlock(&rem->size_lock);
-	if (READ_ONCE(rem->stopping) || size <= old)
-		return;
-	if (want) {
-		pr_info("%s: export '%s' grew to %llu bytes; the disk keeps the %llu set in size\n",
-			node->name, node->cfg.export, size, want);
-		return;
-	}
-	set_capacity_and_notify(rem->disk, size >> SECTOR_SHIFT);
-	WRITE_ONCE(node->eff_size, size);
-	pr_info("%s: export '%s' grew to %llu bytes, from %llu\n", node->name,
-		node->cfg.export, size, old);
-	trace_dst_resize(node->name, old, size);
 }
 
 static void dst_remote_set_limits(struct dst_remote *rem)
