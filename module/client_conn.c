@@ -93,7 +93,7 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 {
 	struct dst_remote *rem = conn->rem;
 	unsigned int orphans;
-	bool stopping;
+	bool stopping, lost_all;
 
 	dst_rconn_kill(conn);
 	mutex_lock(&conn->tx_lock);
@@ -114,6 +114,7 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 	rem->nr_live--;
 	atomic_dec(&rem->paths[conn->path].conns);
 	stopping = rem->stopping;
+	lost_all = !stopping && !rem->nr_live && !rem->reshaping;
 	if (!stopping && !rem->nr_live && !rem->failfast) {
 		dst_hold_io(rem);
 		if (rem->fail_s >= 0)
@@ -130,6 +131,16 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 		dst_trans_fail_orphans(&rem->set, conn->idx);
 		return;
 	}
+	/*
+	 * The last connection is gone: requests that asked for no retry
+	 * and were orphaned by a connection lost while this one still
+	 * worked (waiting for their slot's fence to be resent) fail now
+	 * too, as this slot's did above.  Two slots that go down at once
+	 * may both have seen the other live; whichever counts last gets
+	 * here.
+	 */
+	if (lost_all)
+		dst_trans_fail_noretry(&rem->set);
 	pr_warn("%s: connection %d to %pISpc lost (%d) with %u request%s in flight; reconnecting\n",
 		dst_rem_name(rem), conn->idx, dst_rconn_addr(conn), err,
 		orphans, orphans == 1 ? "" : "s");

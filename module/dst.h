@@ -481,6 +481,7 @@ unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn,
 			      bool noretry);
 unsigned int dst_trans_resend_orphans(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_fail_orphans(struct blk_mq_tag_set *set, int conn);
+unsigned int dst_trans_fail_noretry(struct blk_mq_tag_set *set);
 unsigned int dst_trans_count(struct blk_mq_tag_set *set);
 struct seq_file;
 void dst_trans_show(struct seq_file *m, struct blk_mq_tag_set *set);

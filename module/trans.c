@@ -503,7 +503,8 @@ void dst_trans_complete(struct request *rq)
 
 struct dst_iter_ctx {
 	int conn;		/* -1: every connection */
-	enum { DST_IT_ORPHAN, DST_IT_RESEND, DST_IT_FAIL, DST_IT_COUNT } what;
+	enum { DST_IT_ORPHAN, DST_IT_RESEND, DST_IT_FAIL, DST_IT_NORETRY,
+	       DST_IT_COUNT } what;
 	bool noretry;		/* ORPHAN: fail REQ_FAILFAST_* requests */
 	unsigned int n;
 };
@@ -554,6 +555,14 @@ static bool dst_trans_iter_one(struct request *rq, void *data)
 			break;
 		}
 		dst_trans_requeue(rq);
+		ctx->n++;
+		break;
+	case DST_IT_NORETRY:
+		if (!blk_noretry_request(rq) ||
+		    !test_and_clear_bit(DST_CMD_ORPHAN, &cmd->flags))
+			break;
+		cmd->status = BLK_STS_TRANSPORT;
+		blk_mq_complete_request(rq);
 		ctx->n++;
 		break;
 	default:
@@ -607,6 +616,18 @@ unsigned int dst_trans_resend_orphans(struct blk_mq_tag_set *set, int conn)
 unsigned int dst_trans_fail_orphans(struct blk_mq_tag_set *set, int conn)
 {
 	return dst_trans_iter(set, conn, DST_IT_FAIL);
+}
+
+/*
+ * No connection is left: the orphans of every slot that asked for no
+ * retry (REQ_FAILFAST_*) fail with BLK_STS_TRANSPORT, not only those of
+ * the slot lost last (dst_trans_orphan()).  Their copies may still run on
+ * the server, as with any request failed before its fence
+ * (docs/replication.md).  Returns how many failed.
+ */
+unsigned int dst_trans_fail_noretry(struct blk_mq_tag_set *set)
+{
+	return dst_trans_iter(set, -1, DST_IT_NORETRY);
 }
 
 /* Requests blk-mq has started and not finished: sent, held or orphaned. */
