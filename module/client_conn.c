@@ -579,6 +579,16 @@ int dst_remote_set_connections(struct dst_node *node, int n)
 		       node->name, rem->nr_paths, n);
 		return -EINVAL;
 	}
+	/*
+	 * Checked again once the queue is frozen; asked here first because
+	 * with a connection down I/O may be waiting for it, and the freeze
+	 * would then wait out DST_RESHAPE_DRAIN_MS for nothing.
+	 */
+	if (READ_ONCE(rem->nr_live) != old) {
+		pr_err("%s: connections can change only while all %d are up\n",
+		       node->name, old);
+		return -EBUSY;
+	}
 	/* The new slots' crypto buffers, before anything changes. */
 	for (i = old; i < n && node->cfg.crypto.key_len; i++) {
 		if (rem->conns[i].cbuf)

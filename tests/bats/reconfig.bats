@@ -37,6 +37,12 @@ chunk_round_trip() {
 	[ "$(checksum /dev/ram0 $(($1 << 20)) $((1 << 20)))" = "$(digest < "$f")" ]
 }
 
+# disk_inflight_gt0: the block layer counts a request of the disk in
+# flight (held by the driver while no connection is up).
+disk_inflight_gt0() {
+	[ "$(awk '{ print $1 + $2 }' "/sys/block/${DST_DEV#/dev/}/inflight")" -gt 0 ]
+}
+
 # in_d_state PID: PID waits in the kernel (uninterruptible).
 in_d_state() {
 	grep -q '^State:[[:space:]]*D' "/proc/$1/status"
@@ -133,14 +139,28 @@ hw_queues() {
 	wait_for 20 clients_are 2
 }
 
-@test "connections cannot change while a connection is down: EBUSY, nothing changed" {
+@test "connections cannot change while a connection is down: EBUSY at once, held I/O kept, nothing changed" {
 	dst_attach r1 "$SRV" export=e1 connections=2 fail_timeout_s=-1 \
 		keepalive_ms=500 reconnect_delay_ms=200
 	ip -n dst-cli link set veth-cli down
 	wait_for 20 state_is "$R" reconnecting
+	# A write held for the server: the refusal must not wait for it to
+	# drain (it cannot), nor fail it.
+	pattern_file "$BATS_TEST_TMPDIR/data" 1 held
+	dd if="$BATS_TEST_TMPDIR/data" of="$DST_DEV" bs=64k oflag=direct \
+		status=none &
+	dd_pid=$!
+	wait_for 20 disk_inflight_gt0
+	t0=$(date +%s%N)
 	[ "$(cfs_errno "$R/connections" 4)" = EBUSY ]
+	t1=$(date +%s%N)
+	echo "# refused in $(( (t1 - t0) / 1000000 )) ms with a write held" >&3
+	# Not after the 30 s drain bound (ETIMEDOUT).
+	[ $(( (t1 - t0) / 1000000000 )) -lt 10 ]
 	[ "$(cat "$R/connections")" = 2 ]
 	[ "$(hw_queues)" = $(( 2 < $(nproc) ? 2 : $(nproc) )) ]
 	ip -n dst-cli link set veth-cli up
 	wait_for 60 state_is "$R" running
+	wait "$dd_pid"
+	[ "$(checksum /dev/ram0 0 $((1 << 20)))" = "$(digest < "$BATS_TEST_TMPDIR/data")" ]
 }
