@@ -490,9 +490,25 @@ ssize_t dst_node_show_addr(struct dst_node *node, char *buf)
 	int i;
 
 	mutex_lock(&node->lock);
-	for (i = 0; i < node->cfg.nr_addrs; i++)
-		ret += sysfs_emit_at(buf, ret, "%s%pISpc", i ? "," : "",
-				     &node->cfg.addrs[i]);
+	for (i = 0; i < node->cfg.nr_addrs; i++) {
+		const struct sockaddr_in6 *a6 =
+			(const struct sockaddr_in6 *)&node->cfg.addrs[i];
+
+		/*
+		 * A scoped (link-local) address reads back as it can be
+		 * written again, "[fe80::1%2]:7000" (the interface by its
+		 * index): %pISpcs would put the scope after the port.
+		 */
+		if (a6->sin6_family == AF_INET6 && a6->sin6_scope_id)
+			ret += sysfs_emit_at(buf, ret, "%s[%pI6c%%%u]:%u",
+					     i ? "," : "", &a6->sin6_addr,
+					     a6->sin6_scope_id,
+					     ntohs(a6->sin6_port));
+		else
+			ret += sysfs_emit_at(buf, ret, "%s%pISpc",
+					     i ? "," : "",
+					     &node->cfg.addrs[i]);
+	}
 	ret += sysfs_emit_at(buf, ret, "\n");
 	mutex_unlock(&node->lock);
 	return ret;

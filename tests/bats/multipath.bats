@@ -123,7 +123,7 @@ failover() {
 	echo 0 > "$R/enable"
 }
 
-@test "addr lists: malformed, duplicate, too many, on an export: EINVAL, nothing changed; too few connections: EINVAL" {
+@test "addr lists: malformed, duplicate, too many, on an export: EINVAL, nothing changed; scopes read back; too few connections: EINVAL" {
 	mkdir "$R"
 	echo 10.99.0.1:7000 > "$R/addr"
 	for bad in "10.99.0.1:7000,," "10.99.0.1:7000,10.99.0.1:7000" \
@@ -132,6 +132,15 @@ failover() {
 		[ "$(cfs_errno "$R/addr" "$bad")" = EINVAL ]
 		[ "$(cat "$R/addr")" = 10.99.0.1:7000 ]
 	done
+	# A link-local address keeps its interface, and reads back as it
+	# can be written again (dstctl save and restore rely on it).
+	lo=$(cat /sys/class/net/lo/ifindex)
+	echo "[fe80::1%lo]:7000" > "$R/addr"
+	[ "$(cat "$R/addr")" = "[fe80::1%$lo]:7000" ]
+	v=$(cat "$R/addr")
+	echo "$v" > "$R/addr"
+	[ "$(cat "$R/addr")" = "[fe80::1%$lo]:7000" ]
+	[ "$(cfs_errno "$R/addr" "[fe80::1%$lo]:7000,[fe80::1%lo]:7000")" = EINVAL ]
 	echo "10.99.0.1:7000,[fd99::1]:7000" > "$R/addr"
 	[ "$(cat "$R/addr")" = "10.99.0.1:7000,[fd99::1]:7000" ]
 	[ "$(cfs_errno "$R/enable" 1 dst-cli)" = EINVAL ]
