@@ -2,8 +2,9 @@
 /*
  * The remote node's own state, shared by the five files that run it:
  *
- *   client_node.c  the node: attach and detach, the link it reports,
- *                  the detach watchdog, statistics and debugfs listings
+ *   client_node.c  the node: attach and detach, the disk's size, the
+ *                  link it reports, the detach watchdog, statistics and
+ *                  debugfs listings
  *   client.c       the disk: blk-mq's queue_rq, sending frames, the
  *                  request timeout, completion, the tag set and gendisk
  *   client_hs.c    a new connection: its path, the handshake, the
@@ -191,11 +192,15 @@ dst_rconn_addr(const struct dst_rconn *conn)
 /* client.c: the disk and sending */
 int dst_rconn_send_ctl(struct dst_rconn *conn, u8 op, int flags, bool *spent);
 void dst_tx_work(struct work_struct *work);
+void dst_hold_io(struct dst_remote *rem);
+void dst_release_held(struct dst_remote *rem);
+int dst_remote_alloc_disk(struct dst_remote *rem, u64 size);
+void dst_remote_free_disk(struct dst_remote *rem);
+
+/* client_node.c: the disk's size */
 int dst_remote_size(struct dst_remote *rem, u64 *size);
 int dst_remote_grow(struct dst_remote *rem, u64 size);
 void dst_remote_resize_work(struct work_struct *work);
-int dst_remote_alloc_disk(struct dst_remote *rem, u64 size);
-void dst_remote_free_disk(struct dst_remote *rem);
 
 /* client_hs.c: a new connection */
 struct socket *dst_rconn_open(struct dst_remote *rem, struct dst_rconn *conn,
@@ -209,8 +214,6 @@ void dst_rconn_attach(struct dst_rconn *conn, struct socket *sock);
 void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 		  struct dst_crypto *crypto);
 void dst_rconn_down(struct dst_rconn *conn, int err);
-void dst_hold_io(struct dst_remote *rem);
-void dst_release_held(struct dst_remote *rem);
 void dst_rconn_bye(struct dst_rconn *conn);
 void dst_reconnect_work(struct work_struct *work);
 void dst_fail_work(struct work_struct *work);

@@ -114,6 +114,7 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 	rem->nr_live--;
 	atomic_dec(&rem->paths[conn->path].conns);
 	stopping = rem->stopping;
+	/* (reshaping is cleared with the first slot back: defensive.) */
 	lost_all = !stopping && !rem->nr_live && !rem->reshaping;
 	if (!stopping && !rem->nr_live && !rem->failfast) {
 		dst_hold_io(rem);
@@ -139,8 +140,13 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 	 * may both have seen the other live; whichever counts last gets
 	 * here.
 	 */
-	if (lost_all)
-		dst_trans_fail_noretry(&rem->set);
+	if (lost_all) {
+		orphans = dst_trans_fail_noretry(&rem->set);
+		if (orphans)
+			pr_warn_ratelimited("%s: no connection left: %u request%s that asked not to be retried (REQ_FAILFAST) failed\n",
+					    dst_rem_name(rem), orphans,
+					    orphans == 1 ? "" : "s");
+	}
 	pr_warn("%s: connection %d to %pISpc lost (%d) with %u request%s in flight; reconnecting\n",
 		dst_rem_name(rem), conn->idx, dst_rconn_addr(conn), err,
 		orphans, orphans == 1 ? "" : "s");

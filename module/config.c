@@ -15,6 +15,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uuid.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 
 #include "dst.h"
@@ -495,11 +496,13 @@ ssize_t dst_node_show_addr(struct dst_node *node, char *buf)
 			(const struct sockaddr_in6 *)&node->cfg.addrs[i];
 
 		/*
-		 * A scoped (link-local) address reads back as it can be
-		 * written again, "[fe80::1%2]:7000" (the interface by its
-		 * index): %pISpcs would put the scope after the port.
+		 * A link-local address reads back with its interface, as
+		 * it can be written again, "[fe80::1%2]:7000" (by index):
+		 * %pISpcs would put the scope after the port.  Any other
+		 * address ignores a scope (the connector may pass one).
 		 */
-		if (a6->sin6_family == AF_INET6 && a6->sin6_scope_id)
+		if (a6->sin6_family == AF_INET6 && a6->sin6_scope_id &&
+		    (ipv6_addr_type(&a6->sin6_addr) & IPV6_ADDR_LINKLOCAL))
 			ret += sysfs_emit_at(buf, ret, "%s[%pI6c%%%u]:%u",
 					     i ? "," : "", &a6->sin6_addr,
 					     a6->sin6_scope_id,

@@ -559,10 +559,9 @@ static bool dst_trans_iter_one(struct request *rq, void *data)
 		break;
 	case DST_IT_NORETRY:
 		if (!blk_noretry_request(rq) ||
-		    !test_and_clear_bit(DST_CMD_ORPHAN, &cmd->flags))
+		    !test_bit(DST_CMD_ORPHAN, &cmd->flags))
 			break;
-		cmd->status = BLK_STS_TRANSPORT;
-		blk_mq_complete_request(rq);
+		dst_trans_fail_orphan(rq, BLK_STS_TRANSPORT);
 		ctx->n++;
 		break;
 	default:
