@@ -109,6 +109,51 @@ allow1 fd99::/64 ro"
 	diff -u "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/again"
 }
 
+@test "attach with several addresses: a connection each, every path used; save and restore keep the list, the uuid and the data" {
+	local conf=$BATS_TEST_TMPDIR/dst.conf r=$DST_CFS/remotes/r1
+	"$DSTCTL" export e1 /dev/ram0 0.0.0.0:7000 --allow 127.0.0.0/8
+	uuid=$(cat "$DST_CFS/exports/e1/uuid")
+	# Two addresses of the same export (both loopback): two paths.
+	run "$DSTCTL" attach r1 127.0.0.1:7000,127.0.0.2:7000 --export e1 \
+		--set "uuid=$uuid"
+	assert_success
+	[ "$(cat "$r/connections")" = 2 ]
+	[ "$(cat "$r/addr")" = 127.0.0.1:7000,127.0.0.2:7000 ]
+	wait_for 20 state_is "$r" running
+	[ "$(stat_of "$r" path0_connections)" = 1 ]
+	[ "$(stat_of "$r" path1_connections)" = 1 ]
+	dev=/dev/$(cut -d' ' -f1 "$r/device")
+	wait_for 10 test -b "$dev"
+	pattern_file "$BATS_TEST_TMPDIR/p" 4 paths
+	dd if="$BATS_TEST_TMPDIR/p" of="$dev" bs=1M oflag=direct status=none
+	cfg_dump > "$BATS_TEST_TMPDIR/before"
+
+	"$DSTCTL" save "$conf"
+	grep -q "^remote r1 addr=127.0.0.1:7000,127.0.0.2:7000 export=e1 .*connections=2 .*uuid=$uuid enable=1\$" "$conf"
+	"$DSTCTL" detach --all
+	no_nodes
+	"$DSTCTL" restore "$conf"
+	cfg_dump > "$BATS_TEST_TMPDIR/after"
+	diff -u "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	wait_for 20 state_is "$r" running
+	[ "$(stat_of "$r" path0_connections)" = 1 ]
+	[ "$(stat_of "$r" path1_connections)" = 1 ]
+	dev=/dev/$(cut -d' ' -f1 "$r/device")
+	wait_for 10 test -b "$dev"
+	[ "$(checksum "$dev" 0 $((4 << 20)))" = "$(digest < "$BATS_TEST_TMPDIR/p")" ]
+
+	# A malformed list: the reason, and nothing made.
+	run "$DSTCTL" attach r2 127.0.0.1:7000,127.0.0.2 --export e1
+	assert_failure
+	assert_output --partial "127.0.0.2"
+	[ ! -e "$DST_CFS/remotes/r2" ]
+	# Fewer connections than addresses.
+	run "$DSTCTL" attach r2 127.0.0.1:7000,127.0.0.2:7000 --export e1 \
+		--connections 1
+	assert_failure
+	[ ! -e "$DST_CFS/remotes/r2" ]
+}
+
 @test "keyed export and attach through dstctl; save refers to the key, never holds it" {
 	local keys=$BATS_TEST_TMPDIR/keys conf=$BATS_TEST_TMPDIR/dst.conf
 	local hex=00112233445566778899aabbccddeeff0123456789abcdeffedcba9876543210
