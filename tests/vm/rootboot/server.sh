@@ -71,8 +71,10 @@ if [ "$mode" = restart ]; then
 	echo 1 > "$exp/enable"
 	echo "server: export enabled again"
 elif [ "$mode" = cutpath ]; then
-	# B's two connections, one per network, then 40 more writes.
-	until [ "$(wc -l < "$exp/clients")" -ge 2 ]; do
+	# B's two connections, one over each network (by their source
+	# addresses), then 40 more writes.
+	until grep -q '^10\.99\.0\.2:' "$exp/clients" &&
+		grep -q '^10\.98\.0\.2:' "$exp/clients"; do
 		[ "$(date +%s)" -lt "$deadline" ] || { echo "server: B never had two connections"; exit 1; }
 		sleep 0.2
 	done
