@@ -3,12 +3,19 @@
 # 256 MiB brd served by DST (1, 2 and 4 connections; 2 with hmac(sha256)
 # frames, and with hmac(sha256) + gcm(aes)), NBD (nbd-server)
 # and NVMe/TCP (nvmet), all over 127.0.0.1, and used raw, with the same
-# four fio jobs in the same order.  Two rounds, the second in reverse
+# fio jobs in the same order.  Two rounds, the second in reverse
 # order: a guest under TCG speeds up or slows down over a boot (NVMe/TCP
 # at 4k QD1 went from 5,500 to 7,400 IOPS over one), which would favour
 # whichever target comes last; averaged, a linear drift cancels.  One
-# "target job iops MiB/s round" line per run goes to
-# $DST_RESULTS/bench.txt; versions to bench.versions.
+# line per run goes to $DST_RESULTS/bench.txt:
+#   target job iops MiB/s round p50 p99 p99.9 cpu
+# the percentiles of fio's total latency (submission to completion:
+# through io_uring a request may complete before fio notes it issued,
+# which would make its completion latency alone read a few
+# microseconds) in microseconds, and cpu
+# the guest's busy CPU time per I/O in microseconds (both ends of the
+# connection run in this guest: /proc/stat over the middle of the job);
+# versions to bench.versions.
 set -eu
 
 top=${DST_TOP:?DST_TOP not set}
@@ -33,31 +40,65 @@ die() { echo "bench: $*" >&2; exit 1; }
 
 . "$top/tests/bench/targets.sh"
 
-# job NAME: fio arguments of one of the four workloads.
+# job NAME: fio arguments of one of the workloads.  The -uring jobs
+# are the libaio ones through io_uring (interrupt-driven, no polling).
 job() {
 	case "$1" in
-	randread-4k-qd32) echo "--rw=randread --bs=4k --iodepth=32" ;;
-	randwrite-4k-qd32) echo "--rw=randwrite --bs=4k --iodepth=32" ;;
-	read-1m-qd8) echo "--rw=read --bs=1M --iodepth=8" ;;
-	randread-4k-qd1) echo "--rw=randread --bs=4k --iodepth=1" ;;
+	randread-4k-qd32) echo "--ioengine=libaio --rw=randread --bs=4k --iodepth=32" ;;
+	randwrite-4k-qd32) echo "--ioengine=libaio --rw=randwrite --bs=4k --iodepth=32" ;;
+	read-1m-qd8) echo "--ioengine=libaio --rw=read --bs=1M --iodepth=8" ;;
+	randread-4k-qd1) echo "--ioengine=libaio --rw=randread --bs=4k --iodepth=1" ;;
+	randwrite-4k-qd1) echo "--ioengine=libaio --rw=randwrite --bs=4k --iodepth=1" ;;
+	randread-4k-qd32-uring) echo "--ioengine=io_uring --rw=randread --bs=4k --iodepth=32" ;;
+	randread-4k-qd1-uring) echo "--ioengine=io_uring --rw=randread --bs=4k --iodepth=1" ;;
+	*) die "no fio job '$1'" ;;
 	esac
 }
-JOBS=${DST_BENCH_JOBS:-randread-4k-qd32 randwrite-4k-qd32 read-1m-qd8 randread-4k-qd1}
+JOBS=${DST_BENCH_JOBS:-randread-4k-qd32 randwrite-4k-qd32 read-1m-qd8 randread-4k-qd1 randwrite-4k-qd1 randread-4k-qd32-uring randread-4k-qd1-uring}
+for j in $JOBS; do job "$j" > /dev/null; done
 
-# measure TARGET DEV: the four jobs on DEV, in order.
+# cpu_busy: the guest's busy and total jiffies so far, "busy total".
+cpu_busy() {
+	awk '$1 == "cpu" {
+		busy = $2 + $3 + $4 + $7 + $8 + $9
+		print busy, busy + $5 + $6
+	}' /proc/stat
+}
+
+# measure TARGET DEV: the jobs on DEV, in order.  While fio runs, the
+# guest's CPU use is read over the middle of its measured time: from a
+# second after the warm-up ends to a second before the end, a window
+# that fio's start-up and wind-down stay out of.  Its busy share times
+# the CPUs, over the IOPS fio measured, is the CPU time one I/O cost.
 measure() {
+	win=$((runtime - 2))
+	[ "$win" -ge 1 ] || win=1
 	for j in $JOBS; do
 		# shellcheck disable=SC2046
-		fio --name="$1-$j" --filename="$2" --ioengine=libaio --direct=1 \
+		fio --name="$1-$j" --filename="$2" --direct=1 --lat_percentiles=1 \
 			--time_based --runtime="$runtime" --ramp_time="$ramp" \
 			--size=256M $(job "$j") --output-format=json \
-			--output="$work/$1-$j.json" > /dev/null
-		python3 - "$work/$1-$j.json" "$1" "$j" "$round" >> "$out/bench.txt" <<'PY'
+			--output="$work/$1-$j.json" > /dev/null &
+		fio=$!
+		sleep $((ramp + 1))
+		c0=$(cpu_busy)
+		sleep "$win"
+		c1=$(cpu_busy)
+		wait "$fio" || die "fio failed: $1 $j"
+		python3 - "$work/$1-$j.json" "$1" "$j" "$round" "$c0" "$c1" "$(nproc)" \
+			>> "$out/bench.txt" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))["jobs"][0]
 rw = d["write"] if d["write"]["io_bytes"] > d["read"]["io_bytes"] else d["read"]
+pct = rw["lat_ns"].get("percentile", {})
+lat = ["%.1f" % (pct.get(p, 0) / 1000.0)
+       for p in ("50.000000", "99.000000", "99.900000")]
+b0, t0 = map(int, sys.argv[5].split())
+b1, t1 = map(int, sys.argv[6].split())
+busy = (b1 - b0) / (t1 - t0) if t1 > t0 else 0
+cpu = busy * int(sys.argv[7]) * 1e6 / rw["iops"] if rw["iops"] else 0
 print(sys.argv[2], sys.argv[3], round(rw["iops"]), round(rw["bw_bytes"] / 2**20, 1),
-      sys.argv[4])
+      sys.argv[4], *lat, "%.1f" % cpu)
 PY
 		tail -n 1 "$out/bench.txt"
 	done
@@ -151,6 +192,15 @@ rev() {
 	for w in $1; do r="$w $r"; done
 	echo "$r"
 }
+
+# The crypto limit keyed DST works under: the kernel's hmac(sha256) and
+# gcm(aes) on one CPU of this guest (tests/bench/cryptospeed.py).
+if want dst-crypto; then
+	say "crypto speed"
+	python3 "$top/tests/bench/cryptospeed.py" 2 > "$out/bench.crypto" ||
+		die "cryptospeed.py failed"
+	cat "$out/bench.crypto"
+fi
 
 order="raw dst dst-crypto nbd nvme base base-crypto"
 if want base || want base-crypto; then

@@ -12,7 +12,14 @@ import sys
 JOBS = [("randread-4k-qd32", "4k randread QD32", "IOPS"),
         ("randwrite-4k-qd32", "4k randwrite QD32", "IOPS"),
         ("read-1m-qd8", "1M seq read QD8", "MiB/s"),
-        ("randread-4k-qd1", "4k randread QD1", "IOPS")]
+        ("randread-4k-qd1", "4k randread QD1", "IOPS"),
+        ("randwrite-4k-qd1", "4k randwrite QD1", "IOPS"),
+        ("randread-4k-qd32-uring", "4k randread QD32 io_uring", "IOPS"),
+        ("randread-4k-qd1-uring", "4k randread QD1 io_uring", "IOPS")]
+# The rows whose completion latency is tabled: the QD1 rows, where one
+# I/O's latency is the whole story, and one QD32 row.
+LAT_JOBS = ["randread-4k-qd1", "randwrite-4k-qd1", "randread-4k-qd1-uring",
+            "randread-4k-qd32"]
 TARGETS = [("raw", "raw brd"), ("dst-1", "DST 1 conn"),
            ("dst-2", "DST 2 conns"), ("dst-4", "DST 4 conns"),
            ("dst-hmac", "DST 2 conns hmac"), ("dst-gcm", "DST 2 conns hmac+gcm"),
@@ -21,17 +28,22 @@ DSTS = [t for t in TARGETS if t[0].startswith("dst")]
 
 
 def load(results):
-    """The mean of the rounds per (target, job), and the rounds."""
+    """The mean of the rounds per (target, job), and the rounds.  A
+    value is (IOPS, MiB/s, p50, p99, p99.9, CPU us per I/O); the last
+    four are None in results from before they were measured."""
     runs = {}
     with open(os.path.join(results, "bench.txt")) as f:
         for line in f:
-            target, job, iops, mib, rnd = line.split()
-            runs.setdefault((target, job), {})[int(rnd)] = (float(iops),
-                                                            float(mib))
+            w = line.split()
+            target, job, rnd = w[0], w[1], int(w[4])
+            v = [float(w[2]), float(w[3])]
+            v += [float(x) for x in w[5:9]] if len(w) >= 9 else [None] * 4
+            runs.setdefault((target, job), {})[rnd] = tuple(v)
     vals = {}
     for k, r in runs.items():
-        vals[k] = tuple(sum(v[i] for v in r.values()) / len(r)
-                        for i in (0, 1))
+        vals[k] = tuple(None if any(v[i] is None for v in r.values())
+                        else sum(v[i] for v in r.values()) / len(r)
+                        for i in range(6))
     versions = {}
     with open(os.path.join(results, "bench.versions")) as f:
         for line in f:
@@ -80,6 +92,112 @@ def tables(vals):
                       ratio(d, value(vals, "raw", job, unit))]
         out.append("| %s | %s |" % (name, " | ".join(cells)))
     return out
+
+
+def us(v):
+    if v is None:
+        return "n/a"
+    return "{:,.0f}".format(v) if v >= 100 else "%.1f" % v
+
+
+def latency(vals):
+    """p50 / p99 / p99.9 of fio's latency, per target."""
+    names = dict((j, n) for j, n, _ in JOBS)
+    out = ["Latency from submission to completion, microseconds, p50 / p99 / "
+           "p99.9 (lower is better; the mean of the rounds' percentiles):", "",
+           "| workload | " + " | ".join(n for _, n in TARGETS) + " |",
+           "|---|" + "---|" * len(TARGETS)]
+    for job in LAT_JOBS:
+        row = []
+        for t, _ in TARGETS:
+            v = vals.get((t, job))
+            row.append("n/a" if v is None or v[2] is None else
+                       " / ".join(us(x) for x in v[2:5]))
+        out.append("| %s | %s |" % (names[job], " | ".join(row)))
+    return out + [""]
+
+
+def cpu(vals):
+    """The guest's busy CPU time per I/O, both ends together."""
+    out = ["CPU time per I/O, microseconds (the guest's busy time over the "
+           "I/Os done: client and server together, lower is better):", "",
+           "| workload | " + " | ".join(n for _, n in TARGETS) + " |",
+           "|---|" + "---|" * len(TARGETS)]
+    for job, name, _ in JOBS:
+        row = []
+        for t, _ in TARGETS:
+            v = vals.get((t, job))
+            row.append("n/a" if v is None or v[5] is None else us(v[5]))
+        out.append("| %s | %s |" % (name, " | ".join(row)))
+    return out + [""]
+
+
+# The bytes one I/O of a workload moves, and the AF_ALG buffer size
+# whose speed stands for it (cryptospeed.py: 4 KiB, or 64 KiB segments).
+JOB_BYTES = {"read-1m-qd8": (1 << 20, 65536)}
+# What seals each byte of a keyed row's frames: the hash, or with a
+# cipher the AEAD alone (the hash then only proves the key in the
+# handshake: module/crypto.c).
+KEYED = [("dst-hmac", "DST 2 conns hmac", ["hmac(sha256)"]),
+         ("dst-gcm", "DST 2 conns hmac+gcm", ["gcm(aes)"])]
+
+
+def load_crypto(results):
+    """{(alg, bytes): bytes per second} from bench.crypto, if measured."""
+    speeds = {}
+    path = os.path.join(results, "bench.crypto")
+    if not os.path.exists(path):
+        return speeds
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 4 and w[0] == "crypto":
+                speeds[(w[1], int(w[2]))] = float(w[3])
+    return speeds
+
+
+def crypto_limit(vals, speeds, cpus):
+    """Keyed DST against what the guest's CPUs can hash and encrypt:
+    every byte is sealed by one end and checked by the other, so one I/O
+    of B bytes costs 2 * B / speed seconds of CPU; with all CPUs on
+    nothing else, that is the ceiling.  An estimate: AF_ALG copies each
+    buffer in and out, which the kernel's own use does not, and the rest
+    of the I/O path is not counted."""
+    if not speeds:
+        return []
+    out = ["Crypto limit: the kernel's hmac(sha256) and gcm(aes) on one CPU "
+           "of this guest (AF_ALG, tests/bench/cryptospeed.py): " +
+           ", ".join("%s %s MiB/s at %d KiB" % (a, fmt(v / 2**20, "MiB/s"),
+                                                n // 1024)
+                     for (a, n), v in sorted(speeds.items())) +
+           ". The limit of a keyed row is %d CPUs doing nothing but sealing "
+           "each byte at one end and checking it at the other (hmac: "
+           "hmac(sha256); hmac+gcm: gcm(aes), which then seals frames "
+           "alone): an estimate, since AF_ALG adds a copy into and out of "
+           "the kernel (the in-kernel speed is higher) and the rest of the "
+           "I/O path is not counted. Higher is better for DST:" % cpus, "",
+           "| workload | " + " | ".join(
+               "%s | limit | %s / limit | %s / plain DST 2 conns" % (n, n, n)
+               for _, n, _ in KEYED) + " |",
+           "|---|" + "---|---|---|---|" * len(KEYED)]
+    for job, name, unit in JOBS:
+        if job.endswith("-uring"):
+            continue
+        size, seg = JOB_BYTES.get(job, (4096, 4096))
+        cells = []
+        for t, _, algs in KEYED:
+            secs = 0.0
+            for a in algs:
+                v = speeds.get((a, seg))
+                secs = None if not v or secs is None else secs + 2 * size / v
+            limit = None if not secs else cpus / secs
+            if limit is not None and unit == "MiB/s":
+                limit = limit * size / 2**20
+            d = value(vals, t, job, unit)
+            cells += [fmt(d, unit), fmt(limit, unit), ratio(d, limit),
+                      ratio(d, value(vals, "dst-2", job, unit))]
+        out.append("| %s, %s | %s |" % (name, unit, " | ".join(cells)))
+    return out + [""]
 
 
 def by_round(runs, target, job, unit):
@@ -148,8 +266,10 @@ def main():
         sys.exit(2)
     results, doc, png = sys.argv[1:]
     vals, runs, versions = load(results)
-    table = tables(vals)
-    print("\n".join(table + [""] + rounds(runs)))
+    cpus = int(versions.get("cpus", "1") or 1)
+    table = (tables(vals) + [""] + latency(vals) + cpu(vals) +
+             crypto_limit(vals, load_crypto(results), cpus))
+    print("\n".join(table + rounds(runs)))
     ok = chart(vals, png, results)
     gen = ["<!-- bench:begin (generated by make bench; do not edit) -->",
            "",
@@ -160,7 +280,7 @@ def main():
                versions.get("nvme-cli", "?"), versions.get("cpus", "?"),
                versions.get("runtime", "6"), versions.get("ramp", "2"),
                versions.get("rounds", "1")),
-           ""] + table + [""] + rounds(runs)
+           ""] + table + rounds(runs)
     if ok:
         gen += ["![ratios to NVMe/TCP](%s)" % os.path.basename(png), ""]
     gen.append("<!-- bench:end -->")
