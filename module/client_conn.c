@@ -92,7 +92,7 @@ void dst_rconn_attach(struct dst_rconn *conn, struct socket *sock)
 void dst_rconn_down(struct dst_rconn *conn, int err)
 {
 	struct dst_remote *rem = conn->rem;
-	unsigned int orphans;
+	unsigned int orphans, failed;
 	bool stopping, lost_all;
 
 	dst_rconn_kill(conn);
@@ -102,11 +102,10 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 	mutex_unlock(&conn->tx_lock);
 	/*
 	 * With another connection live the disk has not lost its server:
-	 * even requests that asked for no retry (REQ_FAILFAST_*) are resent
-	 * there after the fence, rather than failed.
+	 * even requests that asked for no retry (REQ_FAILFAST_*) wait to be
+	 * resent after the fence, rather than failed (but see lost_all).
 	 */
-	orphans = dst_trans_orphan(&rem->set, conn->idx,
-				   READ_ONCE(rem->nr_live) <= 1);
+	orphans = dst_trans_orphan(&rem->set, conn->idx);
 	trace_dst_conn_down(dst_rem_name(rem), conn->idx, READ_ONCE(conn->epoch),
 			    err, orphans);
 
@@ -132,24 +131,25 @@ void dst_rconn_down(struct dst_rconn *conn, int err)
 		dst_trans_fail_orphans(&rem->set, conn->idx);
 		return;
 	}
-	/*
-	 * The last connection is gone: requests that asked for no retry
-	 * and were orphaned by a connection lost while this one still
-	 * worked (waiting for their slot's fence to be resent) fail now
-	 * too, as this slot's did above.  Two slots that go down at once
-	 * may both have seen the other live; whichever counts last gets
-	 * here.
-	 */
-	if (lost_all) {
-		orphans = dst_trans_fail_noretry(&rem->set);
-		if (orphans)
-			pr_warn_ratelimited("%s: no connection left: %u request%s that asked not to be retried (REQ_FAILFAST) failed\n",
-					    dst_rem_name(rem), orphans,
-					    orphans == 1 ? "" : "s");
-	}
 	pr_warn("%s: connection %d to %pISpc lost (%d) with %u request%s in flight; reconnecting\n",
 		dst_rem_name(rem), conn->idx, dst_rconn_addr(conn), err,
 		orphans, orphans == 1 ? "" : "s");
+	/*
+	 * The last connection is gone: requests that asked for no retry
+	 * fail now, this slot's and those orphaned by a connection lost
+	 * while this one still worked (waiting for their slot's fence).
+	 * Two slots that go down at once may both have seen the other
+	 * live; whichever counts last gets here.  (Not while reshaping:
+	 * the new connections are coming, and queue_rq holds such
+	 * requests too.)
+	 */
+	if (lost_all) {
+		failed = dst_trans_fail_noretry(&rem->set);
+		if (failed)
+			pr_warn_ratelimited("%s: no connection left: %u request%s that asked not to be retried (REQ_FAILFAST) failed\n",
+					    dst_rem_name(rem), failed,
+					    failed == 1 ? "" : "s");
+	}
 }
 
 /* Put a fresh, fenced socket in slot @conn and resend its orphans. */

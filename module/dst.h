@@ -477,8 +477,7 @@ unsigned int dst_trans_resend(struct request *rq);
 void dst_trans_expire(struct request *rq);
 void dst_trans_fail_orphan(struct request *rq, blk_status_t status);
 void dst_trans_complete(struct request *rq);
-unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn,
-			      bool noretry);
+unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_resend_orphans(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_fail_orphans(struct blk_mq_tag_set *set, int conn);
 unsigned int dst_trans_fail_noretry(struct blk_mq_tag_set *set);

@@ -505,7 +505,6 @@ struct dst_iter_ctx {
 	int conn;		/* -1: every connection */
 	enum { DST_IT_ORPHAN, DST_IT_RESEND, DST_IT_FAIL, DST_IT_NORETRY,
 	       DST_IT_COUNT } what;
-	bool noretry;		/* ORPHAN: fail REQ_FAILFAST_* requests */
 	unsigned int n;
 };
 
@@ -526,18 +525,6 @@ static bool dst_trans_iter_one(struct request *rq, void *data)
 		if (test_and_clear_bit(DST_CMD_INFLIGHT, &cmd->flags)) {
 			dst_trans_expect(cmd, 0, DST_F(SENDING) | DST_F(RECEIVING),
 					 "orphan");
-			/*
-			 * Its submitter asked for no retry (REQ_FAILFAST_*:
-			 * md's --failfast, dm-multipath) and the disk has no
-			 * other connection: it fails now, not after a
-			 * reconnection, though its copy may still run on the
-			 * server (docs/replication.md).
-			 */
-			if (ctx->noretry && blk_noretry_request(rq)) {
-				cmd->status = BLK_STS_TRANSPORT;
-				blk_mq_complete_request(rq);
-				break;
-			}
 			set_bit(DST_CMD_ORPHAN, &cmd->flags);
 			ctx->n++;
 		}
@@ -588,18 +575,15 @@ static unsigned int dst_trans_iter(struct blk_mq_tag_set *set, int conn,
 
 /*
  * Connection @conn is gone and its receive loop has stopped: what it had
- * in flight becomes orphans -- or with @noretry (no other connection is
- * left) fails, if it asked for no retry.  The caller made sure no
- * request is being sent on it any more.  Returns how many orphans.
+ * in flight becomes orphans, to be resent after the slot's fence, or
+ * failed if the node gives up (or, for those that asked for no retry,
+ * when no connection is left: dst_trans_fail_noretry()).  The caller
+ * made sure no request is being sent on it any more.  Returns how many
+ * orphans.
  */
-unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn,
-			      bool noretry)
+unsigned int dst_trans_orphan(struct blk_mq_tag_set *set, int conn)
 {
-	struct dst_iter_ctx ctx = { .conn = conn, .what = DST_IT_ORPHAN,
-				    .noretry = noretry };
-
-	blk_mq_tagset_busy_iter(set, dst_trans_iter_one, &ctx);
-	return ctx.n;
+	return dst_trans_iter(set, conn, DST_IT_ORPHAN);
 }
 
 /*
@@ -619,10 +603,12 @@ unsigned int dst_trans_fail_orphans(struct blk_mq_tag_set *set, int conn)
 
 /*
  * No connection is left: the orphans of every slot that asked for no
- * retry (REQ_FAILFAST_*) fail with BLK_STS_TRANSPORT, not only those of
- * the slot lost last (dst_trans_orphan()).  Their copies may still run on
- * the server, as with any request failed before its fence
- * (docs/replication.md).  Returns how many failed.
+ * retry (REQ_FAILFAST_*: md's --failfast, dm-multipath) fail with
+ * BLK_STS_TRANSPORT now, those of the slot lost last as well as those
+ * orphaned earlier while another connection still worked, rather than
+ * after a reconnection.  Their copies may still run on the server, as
+ * with any request failed before its fence (docs/replication.md).
+ * Returns how many failed.
  */
 unsigned int dst_trans_fail_noretry(struct blk_mq_tag_set *set)
 {
