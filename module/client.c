@@ -439,11 +439,12 @@ static blk_status_t dst_send_copy(struct blk_mq_hw_ctx *hctx,
 		dst_trans_complete(rq);
 	else if (requeue)
 		return BLK_STS_RESOURCE;
+	/* Not the connection that replaced this one meanwhile. */
 	if (err) {
 		if (!READ_ONCE(rem->stopping))
-			pr_warn("%s: send on connection %d failed: %d\n",
-				dst_rem_name(rem), conn->idx, err);
-		dst_rconn_kill(conn);
+			pr_warn_ratelimited("%s: send on connection %d failed: %d\n",
+					    dst_rem_name(rem), conn->idx, err);
+		dst_rconn_kill_epoch(conn, to.epoch);
 	}
 	return BLK_STS_OK;
 }
@@ -708,6 +709,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	u8 cmd_op;
 	enum dst_verdict what;
 	unsigned int tries;
+	u32 epoch;
 	int conn;
 	u64 id;
 
@@ -725,6 +727,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	id = cmd->id;
 	cmd_op = cmd->op;
 	conn = cmd->conn;
+	epoch = cmd->epoch;
 	what = dst_timeout_verdict(rem, rq);
 	switch (what) {
 	case DST_TO_HOLD:
@@ -754,7 +757,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends; dropping connection %d, to fail it once the server has fenced it\n",
 				   dst_rem_name(rem), op, bytes, pos,
 				   READ_ONCE(rem->max_retries), conn);
-		dst_rconn_kill(&rem->conns[conn]);
+		dst_rconn_kill_epoch(&rem->conns[conn], epoch);
 		return BLK_EH_RESET_TIMER;
 	case DST_TO_RESEND:
 		atomic64_inc(&rem->resends);

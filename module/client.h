@@ -75,6 +75,7 @@ struct dst_rconn {
 	struct mutex tx_lock;	/* one frame at a time; live, epoch, tx */
 	bool live;		/* frames may be sent; cleared by the rx loop */
 	bool resize;		/* its server sends RESIZE (granted) */
+	u64 size;		/* the export's, as this connection last heard */
 	int path;		/* the path its socket uses ... */
 	int home;		/* ... and the one it belongs on */
 	bool go_home;		/* path_work: reconnect there first */
@@ -210,6 +211,7 @@ bool dst_path_probe(struct dst_remote *rem, int p);
 
 /* client_conn.c: connection slots */
 void dst_rconn_kill(struct dst_rconn *conn);
+void dst_rconn_kill_epoch(struct dst_rconn *conn, u32 epoch);
 void dst_rconn_attach(struct dst_rconn *conn, struct socket *sock);
 void dst_rconn_up(struct dst_rconn *conn, struct socket *sock,
 		  struct dst_crypto *crypto);

@@ -55,6 +55,31 @@ void dst_rconn_kill(struct dst_rconn *conn)
 	mutex_unlock(&conn->sock_lock);
 }
 
+/**
+ * dst_rconn_kill_epoch - end slot @conn's connection if it is still @epoch's
+ * @conn: the slot
+ * @epoch: the incarnation the caller judged (conn->epoch, read then)
+ *
+ * A verdict on one connection -- its send failed, a request on it
+ * expired, keepalive found it silent, its own path is back -- must not
+ * end the fresh connection that replaced it meanwhile: that one would
+ * be reconnected, and its requests resent, for nothing.  Without
+ * tx_lock, which a sender stuck on the dead link may hold until this
+ * very shutdown frees it.  Under sock_lock the socket cannot change;
+ * a new one is installed only in a slot that is down, and published
+ * live with its new epoch after (dst_rconn_up()), so a slot seen live
+ * at @epoch holds @epoch's socket.
+ */
+void dst_rconn_kill_epoch(struct dst_rconn *conn, u32 epoch)
+{
+	mutex_lock(&conn->sock_lock);
+	/* Acquire: pairs with dst_rconn_up()'s release of live. */
+	if (conn->sock && smp_load_acquire(&conn->live) &&
+	    READ_ONCE(conn->epoch) == epoch)
+		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+	mutex_unlock(&conn->sock_lock);
+}
+
 static void dst_remote_set_link(struct dst_remote *rem)
 {
 	int link;
@@ -342,10 +367,13 @@ void dst_ka_work(struct work_struct *work)
 		struct dst_rconn *conn = &rem->conns[i];
 		unsigned long idle;
 		bool spent = false;
+		u32 epoch;
 		int err;
 
-		if (!READ_ONCE(conn->live))
+		/* Acquire, as dst_rconn_kill_epoch() reads them. */
+		if (!smp_load_acquire(&conn->live))
 			continue;
+		epoch = READ_ONCE(conn->epoch);
 		/*
 		 * Bytes moving either way count, not only whole frames.
 		 * Sampled without tx_lock, which a sender holds for as
@@ -368,7 +396,7 @@ void dst_ka_work(struct work_struct *work)
 			pr_warn("%s: connection %d to %pISpc silent for %u ms despite keepalive; dropping it\n",
 				dst_rem_name(rem), i, dst_rconn_addr(conn),
 				jiffies_to_msecs(idle));
-			dst_rconn_kill(conn);
+			dst_rconn_kill_epoch(conn, epoch);
 			continue;
 		}
 		/*
@@ -389,7 +417,7 @@ void dst_ka_work(struct work_struct *work)
 		}
 		mutex_unlock(&conn->tx_lock);
 		if (spent)
-			dst_rconn_kill(conn);
+			dst_rconn_kill_epoch(conn, epoch);
 	}
 	memalloc_noio_restore(noio);
 	queue_delayed_work(rem->ctl_wq, &rem->ka_work, max(ka / 2, 1UL));
@@ -430,9 +458,13 @@ void dst_path_work(struct work_struct *work)
 		}
 		if (reach[home] < 0)
 			continue;
-		/* The connection probed is still the one to move. */
+		/*
+		 * The connection probed is still the one to move, and
+		 * (the probe took a while) still not the last live one.
+		 */
 		mutex_lock(&conn->tx_lock);
 		go = conn->live && conn->epoch == epoch &&
+		     READ_ONCE(rem->nr_live) >= 2 &&
 		     !READ_ONCE(rem->stopping);
 		if (go)
 			WRITE_ONCE(conn->go_home, true);
@@ -441,7 +473,7 @@ void dst_path_work(struct work_struct *work)
 			continue;
 		pr_info("%s: %pISpc reaches the export again: connection %d goes back to it\n",
 			dst_rem_name(rem), &rem->paths[home].addr, i);
-		dst_rconn_kill(conn);
+		dst_rconn_kill_epoch(conn, epoch);
 		break;
 	}
 	memalloc_noio_restore(noio);
@@ -534,9 +566,15 @@ static void dst_remote_restart(struct dst_remote *rem)
 	WRITE_ONCE(rem->reshaping, true);
 	if (!rem->holding)
 		dst_hold_io(rem);
+	/*
+	 * The administrator closed the connections, the link did not fail:
+	 * even with fail_timeout_s 0 the new ones get the time a reconnect
+	 * attempt may take, twice, before held I/O fails.
+	 */
 	if (rem->fail_s >= 0)
 		mod_delayed_work(rem->ctl_wq, &rem->fail_work,
-				 rem->fail_s * HZ);
+				 max_t(unsigned long, rem->fail_s * HZ,
+				       msecs_to_jiffies(2 * DST_RECONNECT_TIMEOUT_MS)));
 	dst_remote_set_link(rem);
 	mod_delayed_work(rem->ctl_wq, &rem->reconnect_work, 0);
 	mutex_unlock(&rem->state_lock);
@@ -562,7 +600,8 @@ static void dst_remote_restart(struct dst_remote *rem)
  * connection closed with BYE, blk-mq's hardware queues set to @n (at
  * most one per CPU, as at attach), and the reconnect work opens the @n
  * connections, each fencing its slot's last one on the server.  No I/O
- * fails unless reconnecting takes longer than fail_timeout_s.
+ * fails unless reconnecting takes longer than fail_timeout_s (and at
+ * least twice DST_RECONNECT_TIMEOUT_MS).
  *
  * Returns 0; -EINVAL for fewer connections than addresses; -EBUSY
  * unless every connection is up; -ETIMEDOUT if I/O did not drain (and

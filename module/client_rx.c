@@ -212,7 +212,12 @@ static int dst_recv_answer(struct dst_rconn *conn, struct dst_wire_hdr *hdr,
 /*
  * The server's notice that the export grew (docs/protocol.md), sent
  * only to a client that offered DST_FEAT_RESIZE.  Checked, then the
- * disk grows in a work of its own (client.c).
+ * disk grows in a work of its own (client_node.c).  Each connection
+ * carries every notice, in order: one smaller than what this connection
+ * last heard (welcome or notice) is a shrink, which no correct server
+ * sends.  One smaller only than the disk is late: the export grew twice
+ * and another connection (or a reconnection's welcome) told the newer
+ * size first.  That one is ignored.
  */
 static int dst_recv_resize(struct dst_rconn *conn, struct dst_wire_hdr *hdr,
 			   const struct dst_msg *m)
@@ -230,8 +235,11 @@ static int dst_recv_resize(struct dst_rconn *conn, struct dst_wire_hdr *hdr,
 			return err;
 	}
 	WRITE_ONCE(conn->last_rx, jiffies);
-	if (dst_remote_grow(rem, m->offset))
+	if (m->offset < conn->size)
 		return dst_rconn_proto(conn, "RESIZE to a smaller size");
+	conn->size = m->offset;
+	/* -ESTALE: late, as above. */
+	dst_remote_grow(rem, m->offset);
 	return 0;
 }
 

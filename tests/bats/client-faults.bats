@@ -239,7 +239,33 @@ resize_case() {
 
 @test "RESIZE from a server: larger grows the disk; smaller, misaligned or not granted end the connection, size kept" {
 	resize_case resize $((128 << 20)) -
+	resize_case resize $((64 << 20)) -
 	resize_case resize $((32 << 20)) "RESIZE to a smaller size"
 	resize_case resize $(( (64 << 20) + 100 )) "malformed RESIZE"
 	resize_case resize-ungranted $((128 << 20)) "malformed RESIZE"
+}
+
+# The export grew twice and the two connections told the sizes in the
+# other order: the late, smaller notice on the second is no shrink (that
+# connection last heard 64 MiB), so it is ignored, not a protocol error.
+@test "a late RESIZE, smaller than another connection's, is ignored: the disk keeps the larger size and every connection" {
+	local mark
+	mark=$(log_mark)
+	hostile_server resize-late --size-to $((128 << 20)) \
+		--late-to $((96 << 20))
+	dst_attach r1 "$SRV" export=e1 connections=2
+	wait_for 20 grep -q '^late ' "$SLOG"
+	wait_for 20 disk_bytes_are $((128 << 20))
+	# The late notice has been read once the client answers a READ on
+	# every connection after it: dd reads go out on both queues.
+	for cpu in 0 1; do
+		taskset -c "$cpu" dd if="$DST_DEV" of=/dev/null bs=4k count=1 \
+			skip=$((cpu + 1)) iflag=direct status=none
+	done
+	disk_bytes_are $((128 << 20))
+	[ "$(cat "$R/size")" = $((128 << 20)) ]
+	[ "$(stat_of "$R" reconnects)" = 0 ]
+	! log_since "$mark" | grep -q 'protocol error'
+	echo 0 > "$R/enable"
+	rmdir "$R"
 }

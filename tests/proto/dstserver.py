@@ -21,6 +21,10 @@ serves READs with zeroes and PINGs, then misbehaves as --mode says:
                   first READ, sends one RESIZE frame to --size-to bytes
                   (once for the server's life); serves the rest
   resize-ungranted  the same, without granting RESIZE
+  resize-late     as resize, then a second, late RESIZE to --late-to
+                  bytes (less than --size-to) on every other connection:
+                  what a client sees when the export grew twice and its
+                  connections told the two sizes in the other order
   impostor        a well-behaved server of another export that looks
                   like the real one: the geometry given by --geometry
                   (features,size,lbs,pbs,max_io,max_discard,max_wz, as
@@ -31,7 +35,8 @@ Events go to --log, one line each, flushed at once, so a test can tell
 what the server saw before the client's I/O ended:
 
   listening | hello N | write N | truncated N | vanished N | eof N |
-  closed N | orphaned N slot S | refused N | back N slot S | resized N
+  closed N | orphaned N slot S | refused N | back N slot S | resized N |
+  late N
 
 N counts connections from 1.  Usage:
 
@@ -41,6 +46,7 @@ import argparse
 import os
 import socket
 import threading
+import time
 
 import dstwire as w
 
@@ -55,6 +61,8 @@ class Server:
         self.truncated = False
         self.held_slot = None       # orphan-write: the slot refused
         self.resized = False        # resize: the one RESIZE is sent
+        self.send_lock = threading.Lock()   # resize-late writes to others
+        self.socks = {}             # resize-late: N -> welcomed socket
 
     def log(self, line):
         with self.log_lock:
@@ -71,8 +79,15 @@ class Server:
         return buf
 
     def reply(self, s, h, status=0, data=b""):
-        s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, h["cmd"] | w.REPLY, 0,
-                             h["len"], status, h["id"], h["offset"]) + data)
+        with self.send_lock:
+            s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, h["cmd"] | w.REPLY, 0,
+                                 h["len"], status, h["id"], h["offset"]) +
+                      data)
+
+    def resize(self, s, n, size):
+        with self.send_lock:
+            s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, w.CMD["RESIZE"],
+                                 0, 0, 0, 0, size))
 
     def header(self, s):
         f = w.HDR.unpack(self.recv(s, w.HDR.size))
@@ -96,7 +111,8 @@ class Server:
             self.log("back %d slot %d" % (n, slot))
         self.log("hello %d" % n)
         features = 0
-        if self.args.mode == "resize" and len(body) >= w.HELLO.size:
+        if (self.args.mode in ("resize", "resize-late") and
+                len(body) >= w.HELLO.size):
             features = w.HELLO.unpack(body[:w.HELLO.size])[2] & w.FEAT_RESIZE
         if self.args.mode == "impostor":
             g = [int(x) for x in self.args.geometry.split(",")]
@@ -108,6 +124,8 @@ class Server:
                                      0, 0)
         s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, w.CMD["HELLO"] | w.REPLY,
                              0, len(payload), 0, 0, 0) + payload)
+        with self.send_lock:
+            self.socks[n] = s
         return slot
 
     def serve(self, s, n):
@@ -145,9 +163,17 @@ class Server:
                 self.reply(s, h, data=bytes(h["len"]))
                 if self.args.mode.startswith("resize") and not self.resized:
                     self.resized = True
-                    s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, w.CMD["RESIZE"],
-                                         0, 0, 0, 0, self.args.size_to))
+                    self.resize(s, n, self.args.size_to)
                     self.log("resized %d" % n)
+                    if self.args.mode == "resize-late":
+                        # Let the client take the larger size first.
+                        time.sleep(1)
+                        with self.send_lock:
+                            others = [(m, o) for m, o in self.socks.items()
+                                      if m != n]
+                        for m, o in others:
+                            self.resize(o, m, self.args.late_to)
+                            self.log("late %d" % m)
             elif op == w.CMD["BYE"]:
                 return
             else:
@@ -160,6 +186,8 @@ class Server:
         except (EOFError, ConnectionError):
             self.log("eof %d" % n)
         finally:
+            with self.send_lock:
+                self.socks.pop(n, None)
             s.close()
 
     def run(self):
@@ -188,11 +216,13 @@ def main():
     p.add_argument("--mode", required=True,
                    choices=("swallow-writes", "truncate-read",
                             "vanish-on-read", "orphan-write", "resize",
-                            "resize-ungranted", "impostor"))
+                            "resize-ungranted", "resize-late",
+                            "impostor"))
     p.add_argument("--geometry", default="0,%d,512,512,%d,0,0" % (SIZE, 1 << 20))
     p.add_argument("--uuid", default="00" * 16)
     p.add_argument("--at", type=int, default=1 << 20)
     p.add_argument("--size-to", type=int, default=2 * SIZE)
+    p.add_argument("--late-to", type=int, default=SIZE + (32 << 20))
     p.add_argument("--release", default="/nonexistent")
     p.add_argument("--log", required=True)
     Server(p.parse_args()).run()
