@@ -9,6 +9,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ctype.h>
 #include <linux/if.h>
 #include <linux/inet.h>
 #include <linux/nsproxy.h>
@@ -131,6 +132,24 @@ int dst_node_set_param(struct dst_node *node, enum dst_param p, s64 val)
 	return err;
 }
 
+/**
+ * dst_node_bad_number - a numeric attribute's value did not parse
+ * @node: the node
+ * @p: which parameter
+ *
+ * Returns -EINVAL, with the accepted range in the log, as for a number
+ * out of range (docs/configfs.md).
+ */
+int dst_node_bad_number(struct dst_node *node, enum dst_param p)
+{
+	const struct dst_param_desc *d = &dst_params[p];
+
+	if (dst_param_applies(p, node->role))
+		pr_err("%s: %s takes an integer in [%lld, %lld]\n",
+		       node->name, d->name, d->min, d->max);
+	return -EINVAL;
+}
+
 /*
  * Crypto configuration: algorithm names are checked against the crypto
  * API when written (an unknown one is refused with the reason in the
@@ -139,16 +158,22 @@ int dst_node_set_param(struct dst_node *node, enum dst_param p, s64 val)
 static int dst_node_set_alg(struct dst_node *node, const char *str,
 			    bool cipher)
 {
-	char buf[DST_NAMELEN];
-	char *dst, *name;
+	char buf[DST_NAMELEN], *dst, *name = buf;
+	size_t len;
 	int err = 0;
 
-	if (strscpy(buf, str, sizeof(buf)) < 0) {
+	/* Without the blanks around it (echo's newline) before measuring. */
+	str = skip_spaces(str);
+	len = strlen(str);
+	while (len && isspace(str[len - 1]))
+		len--;
+	if (len >= sizeof(buf)) {
 		pr_err("%s: algorithm names are at most %d bytes\n",
 		       node->name, DST_NAMELEN - 1);
 		return -EINVAL;
 	}
-	name = strim(buf);
+	memcpy(buf, str, len);
+	buf[len] = '\0';
 	if (name[0])
 		err = cipher ? dst_crypto_check_cipher(name) :
 			       dst_crypto_check_hash(name);

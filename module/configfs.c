@@ -42,12 +42,15 @@ static ssize_t dsta_##_name##_show(struct config_item *item,	\
 static ssize_t dsta_##_name##_store(struct config_item *item,	\
 					const char *page, size_t count)	\
 {									\
+	struct dst_node *node = to_dst_node(item);			\
 	s64 val;							\
-	int err = kstrtoll(page, 0, &val);				\
+	int err;							\
 									\
-	if (!err)							\
-		err = dst_node_set_param(to_dst_node(item),		\
-					 dsta_##_name##_param, val);	\
+	if (kstrtoll(page, 0, &val))					\
+		err = dst_node_bad_number(node, dsta_##_name##_param);	\
+	else								\
+		err = dst_node_set_param(node, dsta_##_name##_param,	\
+					 val);				\
 	return err ? err : count;					\
 }									\
 CONFIGFS_ATTR(dsta_, _name)
@@ -71,24 +74,39 @@ static ssize_t dsta_size_show(struct config_item *item, char *page)
 static ssize_t dsta_size_store(struct config_item *item,
 			       const char *page, size_t count)
 {
+	struct dst_node *node = to_dst_node(item);
 	u64 val;
-	int err = kstrtou64(page, 0, &val);
+	int err;
 
-	if (!err)
-		err = val > S64_MAX ? -EINVAL :
-		      dst_node_set_param(to_dst_node(item), DST_P_SIZE, val);
+	if (kstrtou64(page, 0, &val) || val > S64_MAX)
+		err = dst_node_bad_number(node, DST_P_SIZE);
+	else
+		err = dst_node_set_param(node, DST_P_SIZE, val);
 	return err ? err : count;
 }
 CONFIGFS_ATTR(dsta_, size);
 
-/* Copy a configfs write into a NUL-terminated string without the newline. */
-static int dst_copy_str(char *dst, size_t size, const char *page, size_t count)
+/*
+ * A configfs write as a NUL-terminated string, without the blanks around
+ * it (echo's newline): what is left must fit in @size.  A NUL inside is
+ * refused, not taken as the end: "e1\0junk" is not the name e1.
+ */
+static int dst_copy_str(struct config_item *item, const char *attr,
+			char *dst, size_t size, const char *page, size_t count)
 {
-	if (count >= size)
+	while (count && (isspace(page[count - 1]) || !page[count - 1]))
+		count--;
+	while (count && isspace(*page)) {
+		page++;
+		count--;
+	}
+	if (count >= size || memchr(page, '\0', count)) {
+		pr_err("%s: %s takes a string of at most %zu bytes\n",
+		       config_item_name(item), attr, size - 1);
 		return -EINVAL;
+	}
 	memcpy(dst, page, count);
 	dst[count] = '\0';
-	strim(dst);
 	return 0;
 }
 
@@ -102,7 +120,7 @@ static ssize_t dsta_addr_store(struct config_item *item,
 {
 	/* Up to DST_MAX_PATHS addresses, a scoped IPv6 one is 60 bytes. */
 	char buf[256];
-	int err = dst_copy_str(buf, sizeof(buf), page, count);
+	int err = dst_copy_str(item, "addr", buf, sizeof(buf), page, count);
 
 	if (!err)
 		err = dst_node_set_addr(to_dst_node(item), buf);
@@ -124,7 +142,7 @@ static ssize_t dsta_device_store(struct config_item *item,
 	buf = kmalloc(DST_PATHLEN, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	err = dst_copy_str(buf, DST_PATHLEN, page, count);
+	err = dst_copy_str(item, "device", buf, DST_PATHLEN, page, count);
 	if (!err)
 		err = dst_node_set_device(to_dst_node(item), buf);
 	kfree(buf);
@@ -155,7 +173,8 @@ static ssize_t dsta_export_store(struct config_item *item,
 				 const char *page, size_t count)
 {
 	char buf[DST_NAMELEN];
-	int err = dst_copy_str(buf, sizeof(buf), page, count);
+	int err = dst_copy_str(item, "export", buf, sizeof(buf), page,
+			       count);
 
 	if (!err)
 		err = dst_node_set_export(to_dst_node(item), buf);
@@ -174,7 +193,9 @@ static ssize_t dsta_enable_store(struct config_item *item,
 	bool on;
 	int err = kstrtobool(page, &on);
 
-	if (!err)
+	if (err)
+		pr_err("%s: enable takes 1 or 0\n", config_item_name(item));
+	else
 		err = dst_node_enable(to_dst_node(item), on);
 	return err ? err : count;
 }
@@ -278,7 +299,7 @@ static ssize_t dsta_uuid_store(struct config_item *item,
 			       const char *page, size_t count)
 {
 	char buf[UUID_STRING_LEN + 2];
-	int err = dst_copy_str(buf, sizeof(buf), page, count);
+	int err = dst_copy_str(item, "uuid", buf, sizeof(buf), page, count);
 
 	if (!err)
 		err = dst_node_set_uuid(to_dst_node(item), buf);
@@ -343,7 +364,7 @@ static ssize_t dsta_acl_addr_store(struct config_item *item,
 				   const char *page, size_t count)
 {
 	char buf[INET6_ADDRSTRLEN + 8];
-	int err = dst_copy_str(buf, sizeof(buf), page, count);
+	int err = dst_copy_str(item, "addr", buf, sizeof(buf), page, count);
 
 	if (!err)
 		err = dst_acl_rule_set_addr(to_dst_acl_rule(item), buf);

@@ -89,16 +89,32 @@ const char *dst_crypto_hash_name(const struct dst_crypto_cfg *cfg)
 
 /* --- checking names as they are written ------------------------------ */
 
+/*
+ * @name could not be allocated as a @kind: unknown to the crypto API
+ * (-ENOENT), or known as something else (-EINVAL: a cipher named as the
+ * hash, "cbc(aes)" as the AEAD).  crypto_has_alg() may load a module.
+ */
+static int dst_crypto_not_found(const char *kind, const char *name,
+				long err, const char *hint)
+{
+	if (err == -ENOENT && !crypto_has_alg(name, 0, 0)) {
+		pr_err("%s '%s': the kernel has no such algorithm\n", kind,
+		       name);
+		return -ENOENT;
+	}
+	pr_err("%s '%s' is not %s: %ld\n", kind, name, hint, err);
+	return -EINVAL;
+}
+
 int dst_crypto_check_hash(const char *name)
 {
 	struct crypto_shash *tfm = crypto_alloc_shash(name, 0, 0);
 	unsigned int ds;
 	bool keyed;
 
-	if (IS_ERR(tfm)) {
-		pr_err("hash '%s' is not available: %ld\n", name, PTR_ERR(tfm));
-		return PTR_ERR(tfm) == -ENOENT ? -ENOENT : -EINVAL;
-	}
+	if (IS_ERR(tfm))
+		return dst_crypto_not_found("hash", name, PTR_ERR(tfm),
+					    "a keyed hash such as hmac(sha256)");
 	keyed = crypto_shash_get_flags(tfm) & CRYPTO_TFM_NEED_KEY;
 	ds = crypto_shash_digestsize(tfm);
 	crypto_free_shash(tfm);
@@ -163,11 +179,9 @@ int dst_crypto_check_cipher(const char *name)
 	unsigned int iv;
 	int err;
 
-	if (IS_ERR(tfm)) {
-		pr_err("cipher '%s' is not an available AEAD (e.g. gcm(aes)): %ld\n",
-		       name, PTR_ERR(tfm));
-		return PTR_ERR(tfm) == -ENOENT ? -ENOENT : -EINVAL;
-	}
+	if (IS_ERR(tfm))
+		return dst_crypto_not_found("cipher", name, PTR_ERR(tfm),
+					    "a synchronous AEAD such as gcm(aes)");
 	iv = crypto_aead_ivsize(tfm);
 	err = crypto_aead_setkey(tfm, zero, sizeof(zero));
 	if (err) {

@@ -221,6 +221,7 @@ void dst_node_get(struct dst_node *node);
 void dst_node_put(struct dst_node *node);
 int dst_node_enable(struct dst_node *node, bool on);
 int dst_node_set_param(struct dst_node *node, enum dst_param p, s64 val);
+int dst_node_bad_number(struct dst_node *node, enum dst_param p);
 s64 dst_node_get_param(struct dst_node *node, enum dst_param p);
 bool dst_param_applies(enum dst_param p, enum dst_role role);
 int dst_node_set_addr(struct dst_node *node, const char *str);

@@ -55,10 +55,14 @@ remote_dev() {
 	assert_failure
 	[ "$(cfs_errno $E/key 0011)" = EINVAL ]		# too short
 	[ "$(cfs_errno $E/key "${KEY%?}x")" = EINVAL ]	# not hex
+	# Unknown to the kernel: ENOENT; known, but the wrong kind: EINVAL.
 	[ "$(cfs_errno $E/hash nosuchhash)" = ENOENT ]
 	[ "$(cfs_errno $E/hash 'sha256')" = EINVAL ]		# takes no key
+	[ "$(cfs_errno $E/hash 'gcm(aes)')" = EINVAL ]		# an AEAD
 	[ "$(cfs_errno $E/cipher nosuchcipher)" = ENOENT ]
-	[ "$(cfs_errno $E/cipher 'cbc(aes)')" = ENOENT ]	# not an AEAD
+	[ "$(cfs_errno $E/cipher 'hmac(sha256)')" = EINVAL ]	# not an AEAD
+	klog | grep -q "hash 'nosuchhash': the kernel has no such algorithm"
+	klog | grep -q "cipher 'hmac(sha256)' is not a synchronous AEAD"
 	# An AEAD whose nonce rules refuse DST's IVs would fail every frame.
 	[ "$(cfs_errno $E/cipher 'ccm(aes)')" = EINVAL ]
 	klog | grep -q "cipher 'ccm(aes)' refuses DST's nonces"

@@ -97,6 +97,33 @@ teardown() {
 	[ "$(cat $r/export)" = other ]
 }
 
+@test "values count without the blanks around them; what does not parse is EINVAL, logged, and changes nothing" {
+	local r=$DST_CFS/remotes/v long
+	dst_load
+	mkdir "$r"
+	printf 3 > "$r/connections"			# no newline
+	[ "$(cat "$r/connections")" = 3 ]
+	# The longest name, with echo's newline after it, fits.
+	long=$(printf '%031d' 0)
+	echo "$long" > "$r/export"
+	[ "$(cat "$r/export")" = "$long" ]
+	printf '  e1 \n' > "$r/export"
+	[ "$(cat "$r/export")" = e1 ]
+	[ "$(cfs_errno "$r/export" "${long}1")" = EINVAL ]
+	[ "$(cfs_errno "$r/connections" abc)" = EINVAL ]
+	[ "$(cfs_errno "$r/connections" 99999999999999999999999)" = EINVAL ]
+	[ "$(cfs_errno "$r/size" 0x)" = EINVAL ]
+	[ "$(cfs_errno "$r/enable" maybe)" = EINVAL ]
+	[ "$(cat "$r/connections")" = 3 ]
+	[ "$(cat "$r/export")" = e1 ]
+	[ "$(cat "$r/enable")" = 0 ]
+	klog | grep -qF 'v: connections takes an integer in [1, 16]'
+	klog | grep -qF 'v: size takes an integer in [0, '
+	klog | grep -qF 'v: export takes a string of at most 31 bytes'
+	klog | grep -qF 'v: enable takes 1 or 0'
+	rmdir "$r"
+}
+
 @test "an export's device must be an absolute path; local shows it" {
 	dst_load
 	e=$DST_CFS/exports/dev
