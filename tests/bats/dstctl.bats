@@ -13,6 +13,12 @@ setup() {
 }
 
 teardown() {
+	# What a test that failed half-way left on a DST disk goes first,
+	# or the module cannot be unloaded.
+	[ -z "${LOOP:-}" ] || losetup -d "$LOOP" 2>/dev/null || true
+	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then
+		umount "$MNT" || true
+	fi
 	dst_teardown
 }
 
@@ -147,10 +153,11 @@ allow1 fd99::/64 ro"
 	assert_failure
 	assert_output --partial "127.0.0.2"
 	[ ! -e "$DST_CFS/remotes/r2" ]
-	# Fewer connections than addresses.
+	# Fewer connections than addresses: bad usage.
 	run "$DSTCTL" attach r2 127.0.0.1:7000,127.0.0.2:7000 --export e1 \
 		--connections 1
-	assert_failure
+	assert_failure 2
+	assert_output --partial "1 connections for 2 addresses"
 	[ ! -e "$DST_CFS/remotes/r2" ]
 }
 
@@ -199,6 +206,131 @@ allow1 fd99::/64 ro"
 	[ ! -e "$DST_CFS/remotes/r2" ]
 }
 
+@test "detach --all leaves a remote in use attached, and its export here, and says so; named, it goes" {
+	"$DSTCTL" export e1 /dev/ram0 127.0.0.1:7000 --allow 127.0.0.0/8
+	"$DSTCTL" export e2 /dev/ram1 127.0.0.1:7001 --allow 127.0.0.0/8
+	run "$DSTCTL" attach r1 127.0.0.1:7000 --export e1
+	assert_success
+	dev=${output#r1: }
+	run "$DSTCTL" attach r2 127.0.0.1:7001 --export e2
+	assert_success
+	dev2=${output#r2: }
+	wait_for 10 test -b "$dev"
+	wait_for 10 test -b "$dev2"
+	mkfs.ext4 -q -F "$dev"
+	MNT=$BATS_TEST_TMPDIR/mnt
+	mkdir "$MNT"
+	mount "$dev" "$MNT"
+	pattern_file "$MNT/p" 4 inuse
+	sync
+	want=$(digest < "$MNT/p")
+
+	# What dst.service runs at shutdown: r1 is mounted, so it stays,
+	# and so does e1, its server; r2 and e2 go.
+	run "$DSTCTL" detach --all
+	assert_success
+	assert_output "dstctl: left attached: $dev is in use (mounted on $MNT); detach r1 removes it anyway
+dstctl: left running: export e1, which r1 (left attached) reaches here"
+	state_is "$DST_CFS/remotes/r1" running
+	state_is "$DST_CFS/exports/e1" running
+	[ ! -e "$DST_CFS/remotes/r2" ]
+	[ ! -e "$DST_CFS/exports/e2" ]
+	[ ! -b "$dev2" ]
+	# The file system still reads, from the disk, not the page cache.
+	echo 3 > /proc/sys/vm/drop_caches
+	[ "$(digest < "$MNT/p")" = "$want" ]
+	umount "$MNT"
+
+	# The backing device of a loop device: the same.
+	# No udev in the guest to load loop on demand.
+	modprobe loop
+	LOOP=$(losetup --find --show --read-only "$dev")
+	run "$DSTCTL" detach --all
+	assert_success
+	assert_output "dstctl: left attached: $dev is in use (backing $LOOP); detach r1 removes it anyway
+dstctl: left running: export e1, which r1 (left attached) reaches here"
+	state_is "$DST_CFS/remotes/r1" running
+	losetup -d "$LOOP"
+	LOOP=""
+
+	run "$DSTCTL" detach r1
+	assert_success
+	assert_output ''
+	[ ! -b "$dev" ]
+	run "$DSTCTL" detach --all
+	assert_success
+	assert_output ''
+	no_nodes
+}
+
+@test "save leaves out the remote the running root lies on, and warns of a key file that is not there" {
+	local keys=$BATS_TEST_TMPDIR/keys conf=$BATS_TEST_TMPDIR/dst.conf
+	local hex=00112233445566778899aabbccddeeff0123456789abcdeffedcba9876543210
+	mkdir -m 700 "$keys"
+	echo "$hex" > "$BATS_TEST_TMPDIR/e2.key"
+	"$DSTCTL" export e1 /dev/ram0 127.0.0.1:7000 --allow 127.0.0.0/8
+	# keyed from a file elsewhere than where save says restore reads it
+	"$DSTCTL" export e2 /dev/ram1 127.0.0.1:7001 --allow 127.0.0.0/8 \
+		--key-file "$BATS_TEST_TMPDIR/e2.key" --no-enable
+	run "$DSTCTL" attach r1 127.0.0.1:7000 --export e1
+	assert_success
+	dev=${output#r1: }
+	wait_for 10 test -b "$dev"
+
+	DSTCTL_KEYDIR=$keys run "$DSTCTL" save "$conf"
+	assert_success
+	assert_output "dstctl: warning: e2 has a key, but $keys/e2.key does not exist: restore reads the key from there
+saved 5 entries to $conf"
+	grep -q "^export e2 .*key_file=$keys/e2.key enable=0\$" "$conf"
+	grep -q '^remote r1 ' "$conf"
+	cp "$BATS_TEST_TMPDIR/e2.key" "$keys/e2.key"
+	DSTCTL_KEYDIR=$keys run "$DSTCTL" save "$conf"
+	assert_success
+	assert_output "saved 5 entries to $conf"
+
+	# The same save where r1 carries the root file system: chrooted
+	# into a file system on it, in a mount namespace of its own (its
+	# mounts go with it).
+	mkfs.ext4 -q -F "$dev"
+	MNT=$BATS_TEST_TMPDIR/mnt
+	mkdir "$MNT"
+	mount "$dev" "$MNT"
+	cp "$DSTCTL" "$MNT/dstctl"
+	mkdir -m 700 "$MNT/keys"
+	cp "$BATS_TEST_TMPDIR/e2.key" "$MNT/keys/e2.key"
+	# shellcheck disable=SC2016
+	run unshare --mount sh -c '
+		set -e
+		r=$1
+		for d in usr etc proc sys dev; do
+			mkdir "$r/$d"
+		done
+		for d in bin sbin lib lib32 lib64 libx32; do
+			if [ -L "/$d" ]; then
+				ln -s "$(readlink "/$d")" "$r/$d"
+			elif [ -d "/$d" ]; then
+				mkdir "$r/$d"
+				mount --bind "/$d" "$r/$d"
+			fi
+		done
+		mount --bind /usr "$r/usr"
+		mount --bind /etc "$r/etc"
+		mount -t proc proc "$r/proc"
+		mount --rbind /sys "$r/sys"
+		mount --rbind /dev "$r/dev"
+		DSTCTL_KEYDIR=/keys exec chroot "$r" /bin/sh /dstctl save /dst.conf
+	' sh "$MNT"
+	assert_success
+	assert_output "dstctl: left out r1: $dev carries the running root file system, which the initramfs attaches
+saved 4 entries to /dst.conf"
+	grep -q '^export e1 ' "$MNT/dst.conf"
+	run grep -c '^remote ' "$MNT/dst.conf"
+	assert_output 0
+	umount "$MNT"
+	"$DSTCTL" detach r1 e1 e2
+	no_nodes
+}
+
 @test "bad arguments: a message, a non-zero exit, nothing made" {
 	local bad
 	while IFS='|' read -r rc args; do
@@ -232,6 +364,9 @@ allow1 fd99::/64 ro"
 		2|attach r1 10.0.0.1:7000 --set enable=1
 		2|attach r1 10.0.0.1:7000 --set keepalive_ms
 		2|attach r1 10.0.0.1:7000 --export
+		2|attach r1 10.0.0.1:7000,10.0.0.2:7000 --connections 1
+		2|attach r1 10.0.0.1:7000,10.0.0.2:7000 --set connections=1
+		2|attach r1 10.0.0.1:7000 --set connections=two
 		1|detach nosuch
 		2|detach
 		2|detach --all extra
@@ -284,8 +419,17 @@ allow1 fd99::/64 ro"
 	# an algorithm the kernel does not have: refused, nothing set
 	run "$DSTCTL" crypto e1 --hash nosuchhash
 	assert_failure 1
-	assert_output --partial "kernel: hash 'nosuchhash' is not available"
+	assert_output --partial "kernel: hash 'nosuchhash': the kernel has no such algorithm"
 	[ "$(cat "$DST_CFS/exports/e1/hash")" = "" ]
+	# all or nothing: the hash taken before the cipher was refused is
+	# put back
+	mkdir "$DST_CFS/exports/c1"
+	run "$DSTCTL" crypto c1 --hash 'hmac(sha256)' --cipher nosuchcipher
+	assert_failure 1
+	assert_output --partial "kernel: cipher 'nosuchcipher': the kernel has no such algorithm"
+	[ "$(cat "$DST_CFS/exports/c1/hash")" = "" ]
+	[ "$(cat "$DST_CFS/exports/c1/cipher")" = "" ]
+	rmdir "$DST_CFS/exports/c1"
 
 	# a restore failing on its second export removes the first too
 	printf '%s\n' 'export e4 device=/dev/ram1 addr=127.0.0.1:7004 enable=1' \
