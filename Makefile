@@ -1,9 +1,14 @@
 # DST: build, test in QEMU guests, demo, benchmark.
 #
+#   make, make all  module and tools
 #   make deps     install the Debian packages DST needs (idempotent)
-#   make module   build module/dst.ko against the Debian 6.1 headers
-#   make check    deps + module + the runner self-test + every bats suite
-#   make demo     deps + module + a guest that shows DST at work
+#   make module   deps, then module/dst.ko (and the runner self-test's
+#                 warning module, build/selftest/) against the Debian
+#                 6.1 headers
+#   make tools    build/sbin/dst-cn and build/tests/dst-rawwrite
+#   make check    module + tools + the runner self-test + every bats
+#                 suite + the root-on-DST boot test (tests/check)
+#   make demo     module + tools + a guest that shows DST at work
 #   make debug-kernel  build (once, cached in /var/cache/dst) the debug
 #                 guest kernel: KASAN, lockdep, kmemleak, fault injection
 #   make check-debug  every suite, and tests/debug/, in that kernel;
@@ -16,8 +21,12 @@
 #                 PROFILE="-c -d 32" for a CPU profile at QD32 (see
 #                 tests/bench/profile for the options)
 #   make vm-shell an interactive guest shell for debugging
+#   make lint     checkpatch --strict, sparse and W=1 on module/ and
+#                 the self-test module (scripts/lint.sh; not in check)
 #   make install  dstctl, dst-cn, their man pages, dst.service, the udev
-#                 rules and dracut's 95dst (DESTDIR= and PREFIX=, default /usr)
+#                 rules and dracut's 95dst (DESTDIR= and PREFIX=, default
+#                 /usr); run make tools first.  Not dst.ko: DKMS installs
+#                 it (make deb), or see docs/root-on-dst.md
 #   make deb      Debian packages dst-dkms and dst-tools in build/deb/,
 #                 checked with lintian (scripts/mkdeb.sh, packaging/)
 #   make check-packages  make deb, then a guest installs them (DKMS
@@ -26,7 +35,7 @@
 #                 linux-source-6.1, in build/patches/ (scripts/mkpatches.py)
 #   make check-patches  apply it patch by patch to a pristine tree:
 #                 each builds, checkpatch --strict, kernel-doc
-#   make clean
+#   make clean    the module's build files and build/
 #
 # KVER= or KDIR= override the kernel found by scripts/kver.sh.
 

@@ -151,8 +151,10 @@ info "dst: attached export '$dst_export' from $dst_server:$dst_port as $(cut -d'
 wait_for_dev -n /dev/root
 
 # dracut's shell init: rootfs-block mounts /dev/root with the type and
-# flags the cmdline hook set.  A systemd initramfs: the generator wrote
-# sysroot.mount; for root=dhcp (root-path known only now) add them here.
+# flags the cmdline hook set (root=dst: on the command line; with
+# root=dhcp nothing mounts it there).  A systemd initramfs: the
+# generator wrote sysroot.mount; for root=dhcp (root-path known only
+# now) add them here.
 if [ -n "$DRACUT_SYSTEMD" ]; then
     flags=$dst_rootflags
     getarg ro > /dev/null && flags=${flags:+$flags,}ro

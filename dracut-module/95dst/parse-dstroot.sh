@@ -9,7 +9,10 @@
 # /sbin/dstroot once the network is up (40network's netroot calls it).
 #
 # Sourced by dracut's init (and again by netroot for root=dhcp), so it
-# returns rather than exits and sets no shell options.
+# returns rather than exits and sets no shell options.  root=dhcp works
+# in the systemd initramfs only (dstroot writes sysroot.mount's drop-in):
+# netroot's run of this hook cannot set the shell init's root=, so
+# rootfs-block would mount nothing there (docs/root-on-dst.md).
 # shellcheck disable=SC1091,SC2154 # dracut's libraries and variables, from the initramfs
 
 command -v dst_parse_root > /dev/null || . /lib/dst-lib.sh
