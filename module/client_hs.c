@@ -368,7 +368,7 @@ static struct socket *dst_rconn_try(struct dst_remote *rem,
 		goto fail;
 
 	conn->resize = geo.features & DST_FEAT_RESIZE;
-	conn->size = geo.size;
+	WRITE_ONCE(conn->size, geo.size);	/* debugfs reads it */
 	identity = rem->nr_paths > 1 || !uuid_is_null(&node->cfg.uuid);
 	err = dst_rconn_identity(rem, peer, &geo);
 	if (!err && first) {

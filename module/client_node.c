@@ -708,9 +708,10 @@ void dst_remote_show_conns(struct dst_node *node, struct seq_file *m)
 			inq = dst_sk_inq(conn->sock->sk);
 		}
 		mutex_unlock(&conn->sock_lock);
-		seq_printf(m, "conn %d %s epoch %u unacked_bytes %u unread_bytes %u last_rx_ms %u\n",
+		seq_printf(m, "conn %d %s epoch %u unacked_bytes %u unread_bytes %u last_rx_ms %u size %llu\n",
 			   i, READ_ONCE(conn->live) ? "live" : "down",
 			   READ_ONCE(conn->epoch), unacked, inq,
-			   jiffies_to_msecs(jiffies - READ_ONCE(conn->last_rx)));
+			   jiffies_to_msecs(jiffies - READ_ONCE(conn->last_rx)),
+			   READ_ONCE(conn->size));
 	}
 }

@@ -237,7 +237,7 @@ static int dst_recv_resize(struct dst_rconn *conn, struct dst_wire_hdr *hdr,
 	WRITE_ONCE(conn->last_rx, jiffies);
 	if (m->offset < conn->size)
 		return dst_rconn_proto(conn, "RESIZE to a smaller size");
-	conn->size = m->offset;
+	WRITE_ONCE(conn->size, m->offset);	/* debugfs reads it */
 	/* -ESTALE: late, as above. */
 	dst_remote_grow(rem, m->offset);
 	return 0;
