@@ -408,6 +408,8 @@ void dst_ka_work(struct work_struct *work)
 		 */
 		if (idle < ka || !mutex_trylock(&conn->tx_lock))
 			continue;
+		/* The slot may have reconnected since: this epoch's socket. */
+		epoch = conn->epoch;
 		if (conn->live && sk_stream_is_writeable(conn->sock->sk)) {
 			err = dst_rconn_send_ctl(conn, DST_CMD_PING,
 						 MSG_DONTWAIT, &spent);
@@ -459,21 +461,29 @@ void dst_path_work(struct work_struct *work)
 		if (reach[home] < 0)
 			continue;
 		/*
-		 * The connection probed is still the one to move, and
-		 * (the probe took a while) still not the last live one.
+		 * The connection probed is still the one to move, and (the
+		 * probe took a while) still not the last live one: under
+		 * state_lock no other slot is counted down until this one
+		 * is shut.  A sender in tx_lock may wait on a slow link;
+		 * not under state_lock: then the move waits for a later run.
 		 */
-		mutex_lock(&conn->tx_lock);
-		go = conn->live && conn->epoch == epoch &&
-		     READ_ONCE(rem->nr_live) >= 2 &&
-		     !READ_ONCE(rem->stopping);
+		mutex_lock(&rem->state_lock);
+		if (!mutex_trylock(&conn->tx_lock)) {
+			mutex_unlock(&rem->state_lock);
+			continue;
+		}
+		go = conn->live && conn->epoch == epoch && rem->nr_live >= 2 &&
+		     !rem->stopping;
 		if (go)
 			WRITE_ONCE(conn->go_home, true);
 		mutex_unlock(&conn->tx_lock);
+		if (go)
+			dst_rconn_kill_epoch(conn, epoch);
+		mutex_unlock(&rem->state_lock);
 		if (!go)
 			continue;
 		pr_info("%s: %pISpc reaches the export again: connection %d goes back to it\n",
 			dst_rem_name(rem), &rem->paths[home].addr, i);
-		dst_rconn_kill_epoch(conn, epoch);
 		break;
 	}
 	memalloc_noio_restore(noio);
@@ -568,13 +578,19 @@ static void dst_remote_restart(struct dst_remote *rem)
 		dst_hold_io(rem);
 	/*
 	 * The administrator closed the connections, the link did not fail:
-	 * even with fail_timeout_s 0 the new ones get the time a reconnect
-	 * attempt may take, twice, before held I/O fails.
+	 * even with fail_timeout_s 0 the new ones get the time a first
+	 * attempt on each address and a second on one may take (a connect
+	 * and each handshake read are bounded by DST_RECONNECT_TIMEOUT_MS)
+	 * before held I/O fails.
 	 */
-	if (rem->fail_s >= 0)
+	if (rem->fail_s >= 0) {
+		unsigned int ms = 2 * (rem->nr_paths + 1) *
+				  DST_RECONNECT_TIMEOUT_MS;
+
 		mod_delayed_work(rem->ctl_wq, &rem->fail_work,
 				 max_t(unsigned long, rem->fail_s * HZ,
-				       msecs_to_jiffies(2 * DST_RECONNECT_TIMEOUT_MS)));
+				       msecs_to_jiffies(ms)));
+	}
 	dst_remote_set_link(rem);
 	mod_delayed_work(rem->ctl_wq, &rem->reconnect_work, 0);
 	mutex_unlock(&rem->state_lock);
@@ -600,8 +616,8 @@ static void dst_remote_restart(struct dst_remote *rem)
  * connection closed with BYE, blk-mq's hardware queues set to @n (at
  * most one per CPU, as at attach), and the reconnect work opens the @n
  * connections, each fencing its slot's last one on the server.  No I/O
- * fails unless reconnecting takes longer than fail_timeout_s (and at
- * least twice DST_RECONNECT_TIMEOUT_MS).
+ * fails unless reconnecting takes longer than fail_timeout_s (and than
+ * dst_remote_restart()'s floor).
  *
  * Returns 0; -EINVAL for fewer connections than addresses; -EBUSY
  * unless every connection is up; -ETIMEDOUT if I/O did not drain (and

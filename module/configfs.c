@@ -27,6 +27,53 @@ static inline struct dst_node *to_dst_node(struct config_item *item)
 }
 
 /*
+ * A configfs write without the blanks around it (echo's newline), as a
+ * NUL-terminated string in @dst of @size bytes: -E2BIG if what is left
+ * does not fit, -EINVAL for a NUL inside ("e1\0junk" is not e1).
+ */
+static int dst_trim(char *dst, size_t size, const char *page, size_t count)
+{
+	while (count && (isspace(page[count - 1]) || !page[count - 1]))
+		count--;
+	while (count && isspace(*page)) {
+		page++;
+		count--;
+	}
+	if (memchr(page, '\0', count))
+		return -EINVAL;
+	if (count >= size)
+		return -E2BIG;
+	memcpy(dst, page, count);
+	dst[count] = '\0';
+	return 0;
+}
+
+/* A string attribute's value: dst_trim(), the reason logged; -EINVAL. */
+static int dst_copy_str(struct config_item *item, const char *attr,
+			char *dst, size_t size, const char *page, size_t count)
+{
+	int err = dst_trim(dst, size, page, count);
+
+	if (err == -E2BIG)
+		pr_err("%s: %s takes at most %zu bytes\n",
+		       config_item_name(item), attr, size - 1);
+	else if (err)
+		pr_err("%s: %s must not hold a NUL byte\n",
+		       config_item_name(item), attr);
+	return err ? -EINVAL : 0;
+}
+
+/* A number, with blanks around it or not: 0, or -EINVAL. */
+static int dst_parse_s64(const char *page, size_t count, s64 *val)
+{
+	char buf[32];
+
+	if (dst_trim(buf, sizeof(buf), page, count) || kstrtoll(buf, 0, val))
+		return -EINVAL;
+	return 0;
+}
+
+/*
  * A plain numeric parameter: show prints it, store parses a signed
  * integer and hands it to config.c, which checks range and state.
  */
@@ -46,7 +93,7 @@ static ssize_t dsta_##_name##_store(struct config_item *item,	\
 	s64 val;							\
 	int err;							\
 									\
-	if (kstrtoll(page, 0, &val))					\
+	if (dst_parse_s64(page, count, &val))				\
 		err = dst_node_bad_number(node, dsta_##_name##_param);	\
 	else								\
 		err = dst_node_set_param(node, dsta_##_name##_param,	\
@@ -75,40 +122,18 @@ static ssize_t dsta_size_store(struct config_item *item,
 			       const char *page, size_t count)
 {
 	struct dst_node *node = to_dst_node(item);
+	char buf[32];
 	u64 val;
 	int err;
 
-	if (kstrtou64(page, 0, &val) || val > S64_MAX)
+	if (dst_trim(buf, sizeof(buf), page, count) ||
+	    kstrtou64(buf, 0, &val) || val > S64_MAX)
 		err = dst_node_bad_number(node, DST_P_SIZE);
 	else
 		err = dst_node_set_param(node, DST_P_SIZE, val);
 	return err ? err : count;
 }
 CONFIGFS_ATTR(dsta_, size);
-
-/*
- * A configfs write as a NUL-terminated string, without the blanks around
- * it (echo's newline): what is left must fit in @size.  A NUL inside is
- * refused, not taken as the end: "e1\0junk" is not the name e1.
- */
-static int dst_copy_str(struct config_item *item, const char *attr,
-			char *dst, size_t size, const char *page, size_t count)
-{
-	while (count && (isspace(page[count - 1]) || !page[count - 1]))
-		count--;
-	while (count && isspace(*page)) {
-		page++;
-		count--;
-	}
-	if (count >= size || memchr(page, '\0', count)) {
-		pr_err("%s: %s takes a string of at most %zu bytes\n",
-		       config_item_name(item), attr, size - 1);
-		return -EINVAL;
-	}
-	memcpy(dst, page, count);
-	dst[count] = '\0';
-	return 0;
-}
 
 static ssize_t dsta_addr_show(struct config_item *item, char *page)
 {
@@ -190,13 +215,18 @@ static ssize_t dsta_enable_show(struct config_item *item, char *page)
 static ssize_t dsta_enable_store(struct config_item *item,
 				 const char *page, size_t count)
 {
+	char buf[8];
 	bool on;
-	int err = kstrtobool(page, &on);
+	int err = dst_trim(buf, sizeof(buf), page, count);
 
-	if (err)
+	if (!err)
+		err = kstrtobool(buf, &on);
+	if (err) {
 		pr_err("%s: enable takes 1 or 0\n", config_item_name(item));
-	else
+		err = -EINVAL;
+	} else {
 		err = dst_node_enable(to_dst_node(item), on);
+	}
 	return err ? err : count;
 }
 CONFIGFS_ATTR(dsta_, enable);
@@ -231,8 +261,11 @@ static ssize_t dsta_hash_show(struct config_item *item, char *page)
 static ssize_t dsta_hash_store(struct config_item *item, const char *page,
 			       size_t count)
 {
-	int err = dst_node_set_hash(to_dst_node(item), page);
+	char buf[DST_NAMELEN];
+	int err = dst_copy_str(item, "hash", buf, sizeof(buf), page, count);
 
+	if (!err)
+		err = dst_node_set_hash(to_dst_node(item), buf);
 	return err ? err : count;
 }
 CONFIGFS_ATTR(dsta_, hash);
@@ -245,8 +278,11 @@ static ssize_t dsta_cipher_show(struct config_item *item, char *page)
 static ssize_t dsta_cipher_store(struct config_item *item, const char *page,
 				 size_t count)
 {
-	int err = dst_node_set_cipher(to_dst_node(item), page);
+	char buf[DST_NAMELEN];
+	int err = dst_copy_str(item, "cipher", buf, sizeof(buf), page, count);
 
+	if (!err)
+		err = dst_node_set_cipher(to_dst_node(item), buf);
 	return err ? err : count;
 }
 CONFIGFS_ATTR(dsta_, cipher);
@@ -298,7 +334,7 @@ static ssize_t dsta_uuid_show(struct config_item *item, char *page)
 static ssize_t dsta_uuid_store(struct config_item *item,
 			       const char *page, size_t count)
 {
-	char buf[UUID_STRING_LEN + 2];
+	char buf[UUID_STRING_LEN + 1];
 	int err = dst_copy_str(item, "uuid", buf, sizeof(buf), page, count);
 
 	if (!err)

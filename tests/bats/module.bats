@@ -101,7 +101,9 @@ teardown() {
 	local r=$DST_CFS/remotes/v long
 	dst_load
 	mkdir "$r"
-	printf 3 > "$r/connections"			# no newline
+	printf 2 > "$r/connections"			# no newline
+	[ "$(cat "$r/connections")" = 2 ]
+	printf ' 3 \n' > "$r/connections"
 	[ "$(cat "$r/connections")" = 3 ]
 	# The longest name, with echo's newline after it, fits.
 	long=$(printf '%031d' 0)
@@ -114,6 +116,14 @@ teardown() {
 	[ "$(cfs_errno "$r/connections" 99999999999999999999999)" = EINVAL ]
 	[ "$(cfs_errno "$r/size" 0x)" = EINVAL ]
 	[ "$(cfs_errno "$r/enable" maybe)" = EINVAL ]
+	# A NUL inside is no end of the string: refused.
+	python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+try:
+    os.write(fd, b"e3\0junk\n")
+except OSError:
+    sys.exit(0)
+sys.exit(1)' "$r/export"
 	[ "$(cat "$r/connections")" = 3 ]
 	[ "$(cat "$r/export")" = e1 ]
 	[ "$(cat "$r/enable")" = 0 ]
@@ -121,6 +131,7 @@ teardown() {
 	klog | grep -qF 'v: size takes an integer in [0, '
 	klog | grep -qF 'v: export takes a string of at most 31 bytes'
 	klog | grep -qF 'v: enable takes 1 or 0'
+	klog | grep -qF 'v: export must not hold a NUL byte'
 	rmdir "$r"
 }
 
