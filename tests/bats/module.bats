@@ -129,7 +129,7 @@ sys.exit(1)' "$r/export"
 	[ "$(cat "$r/enable")" = 0 ]
 	klog | grep -qF 'v: connections takes an integer in [1, 16]'
 	klog | grep -qF 'v: size takes an integer in [0, '
-	klog | grep -qF 'v: export takes a string of at most 31 bytes'
+	klog | grep -qF 'v: export takes at most 31 bytes'
 	klog | grep -qF 'v: enable takes 1 or 0'
 	klog | grep -qF 'v: export must not hold a NUL byte'
 	rmdir "$r"
