@@ -1,6 +1,7 @@
 #!/bin/sh
 # systemd generator of 95dst (systemd initramfs only): a sysroot.mount for
-# /dev/root with the file system type and flags of root=dst:, so that
+# /dev/root with the file system type and flags of root=dst: (or of
+# rootfstype= and rootflags=: dst_mount_opts), so that
 # systemd waits for the DST disk that /sbin/dstroot attaches.
 # Sourced helpers come from dracut; generators get no shell options.
 # shellcheck disable=SC1091,SC2154 # dracut's libraries and variables, from the initramfs
@@ -18,11 +19,7 @@ mkdir -p "$GENERATOR_DIR"
 # A malformed line is reported by the cmdline hook; mount nothing here.
 dst_parse_root "$root" || exit 0
 
-flags=$dst_rootflags
-[ -n "$flags" ] || flags=$(getarg rootflags=)
-getarg ro > /dev/null && flags=${flags:+$flags,}ro
-fstype=$dst_fstype
-[ "$fstype" != auto ] || fstype=$(getarg rootfstype=)
+dst_mount_opts
 
 {
     echo "[Unit]"
@@ -30,7 +27,7 @@ fstype=$dst_fstype
     echo "[Mount]"
     echo "Where=/sysroot"
     echo "What=/dev/root"
-    [ -z "$fstype" ] || echo "Type=$fstype"
-    [ -z "$flags" ] || echo "Options=$flags"
+    [ -z "$dst_mnt_type" ] || echo "Type=$dst_mnt_type"
+    [ -z "$dst_mnt_flags" ] || echo "Options=$dst_mnt_flags"
 } > "$GENERATOR_DIR"/sysroot.mount
 exit 0

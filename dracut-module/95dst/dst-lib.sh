@@ -154,3 +154,23 @@ dst_node_name() {
     _dst_n=$(getarg rd.dst.name=)
     echo "${_dst_n:-root}"
 }
+
+# dst_mount_opts: after dst_parse_root, the type (dst_mnt_type, empty
+# for auto) and options (dst_mnt_flags) /dev/root is mounted with in a
+# systemd initramfs -- the rule the shell init's rootfs-block follows
+# (parse-dstroot.sh): rootfstype= and rootflags= on the command line win
+# over root=dst:'s FSTYPE and ROOTFLAGS, and ro or rw there is added.
+dst_mount_opts() {
+    dst_mnt_type=$(getarg rootfstype=)
+    [ -n "$dst_mnt_type" ] || dst_mnt_type=$dst_fstype
+    [ "$dst_mnt_type" != auto ] || dst_mnt_type=""
+    dst_mnt_flags=$(getarg rootflags=)
+    [ -n "$dst_mnt_flags" ] || dst_mnt_flags=$dst_rootflags
+    if getarg ro > /dev/null; then
+        dst_mnt_flags=${dst_mnt_flags:+$dst_mnt_flags,}ro
+    fi
+    if getarg rw > /dev/null; then
+        dst_mnt_flags=${dst_mnt_flags:+$dst_mnt_flags,}rw
+    fi
+    return 0
+}

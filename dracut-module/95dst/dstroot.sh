@@ -156,16 +156,14 @@ wait_for_dev -n /dev/root
 # generator wrote sysroot.mount; for root=dhcp (root-path known only
 # now) add them here.
 if [ -n "$DRACUT_SYSTEMD" ]; then
-    flags=$dst_rootflags
-    getarg ro > /dev/null && flags=${flags:+$flags,}ro
-    getarg rw > /dev/null && flags=${flags:+$flags,}rw
+    dst_mount_opts
     mkdir -p /run/systemd/system/sysroot.mount.d
     {
         echo "[Mount]"
         echo "Where=/sysroot"
         echo "What=/dev/root"
-        [ "$dst_fstype" = auto ] || echo "Type=$dst_fstype"
-        [ -z "$flags" ] || echo "Options=$flags"
+        [ -z "$dst_mnt_type" ] || echo "Type=$dst_mnt_type"
+        [ -z "$dst_mnt_flags" ] || echo "Options=$dst_mnt_flags"
     } > /run/systemd/system/sysroot.mount.d/dst.conf
     systemctl --no-block daemon-reload
 fi

@@ -74,6 +74,48 @@ paths() {
 	[ "$(paths 1.1.1.1:1,1.1.1.2:1,1.1.1.3:1,1.1.1.4:1)" = "error: rd.dst.paths: at most 3 more addresses" ]
 }
 
+# generate CMDLINE: the sysroot.mount the systemd generator writes for
+# that kernel command line (getarg stubbed: dracut-lib is not here).
+generate() {
+	local dir=$BATS_TEST_TMPDIR/gen
+	rm -rf "$dir"
+	mkdir "$dir"
+	CMDLINE=$1 sh -c '
+		getarg() {
+			for a in $CMDLINE; do
+				case $1 in
+				*=) case $a in "$1"*) echo "${a#"$1"}"; return 0 ;; esac ;;
+				*) [ "$a" != "$1" ] || return 0 ;;
+				esac
+			done
+			return 1
+		}
+		lib=$1 gen=$2 dir=$3
+		. "$lib"
+		set -- "$dir" "$dir" "$dir"
+		. "$gen"' sh "$LIB" "$DST_TOP/dracut-module/95dst/dst-generator.sh" "$dir"
+	grep -q '^What=/dev/root$' "$dir/sysroot.mount" 2>/dev/null || return 1
+	grep -E '^(Type|Options)=' "$dir/sysroot.mount" | tr '\n' ' '
+}
+
+@test "the systemd initramfs mounts the root as the shell init does: rootfstype= and rootflags= win, ro or rw added" {
+	run generate 'root=dst:10.0.0.1:7000'
+	assert_success
+	assert_output ''
+	run generate 'root=dst:10.0.0.1:7000:root:ext4:noatime ro'
+	assert_success
+	assert_output 'Type=ext4 Options=noatime,ro '
+	run generate 'root=dst:10.0.0.1:7000:root:ext4:noatime rootfstype=xfs rootflags=discard rw'
+	assert_success
+	assert_output 'Type=xfs Options=discard,rw '
+	run generate 'root=dst:10.0.0.1:7000 rootfstype=btrfs'
+	assert_success
+	assert_output 'Type=btrfs '
+	# Not a DST root: nothing written.
+	run generate 'root=/dev/sda1'
+	assert_failure
+}
+
 @test "make install puts 95dst where dracut looks for modules" {
 	local root=$BATS_TEST_TMPDIR/root f
 	make -s -C "$DST_TOP" install DESTDIR="$root" > /dev/null
