@@ -9,7 +9,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/ctype.h>
 #include <linux/if.h>
 #include <linux/inet.h>
 #include <linux/nsproxy.h>
@@ -155,25 +154,15 @@ int dst_node_bad_number(struct dst_node *node, enum dst_param p)
  * API when written (an unknown one is refused with the reason in the
  * log), the key is parsed from hex; an empty write clears.
  */
-static int dst_node_set_alg(struct dst_node *node, const char *str,
+static int dst_node_set_alg(struct dst_node *node, const char *name,
 			    bool cipher)
 {
-	char buf[DST_NAMELEN], *dst, *name = buf;
-	size_t len;
+	char *dst;
 	int err = 0;
 
-	/* Without the blanks around it (echo's newline) before measuring. */
-	str = skip_spaces(str);
-	len = strlen(str);
-	while (len && isspace(str[len - 1]))
-		len--;
-	if (len >= sizeof(buf)) {
-		pr_err("%s: algorithm names are at most %d bytes\n",
-		       node->name, DST_NAMELEN - 1);
+	/* Trimmed and measured by configfs.c (dst_copy_str()). */
+	if (WARN_ON_ONCE(strnlen(name, DST_NAMELEN) >= DST_NAMELEN))
 		return -EINVAL;
-	}
-	memcpy(buf, str, len);
-	buf[len] = '\0';
 	if (name[0])
 		err = cipher ? dst_crypto_check_cipher(name) :
 			       dst_crypto_check_hash(name);

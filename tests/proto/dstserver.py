@@ -84,7 +84,7 @@ class Server:
                                  h["len"], status, h["id"], h["offset"]) +
                       data)
 
-    def resize(self, s, n, size):
+    def resize(self, s, size):
         with self.send_lock:
             s.sendall(w.HDR.pack(w.MAGIC, w.VERSION, w.CMD["RESIZE"],
                                  0, 0, 0, 0, size))
@@ -163,7 +163,7 @@ class Server:
                 self.reply(s, h, data=bytes(h["len"]))
                 if self.args.mode.startswith("resize") and not self.resized:
                     self.resized = True
-                    self.resize(s, n, self.args.size_to)
+                    self.resize(s, self.args.size_to)
                     self.log("resized %d" % n)
                     if self.args.mode == "resize-late":
                         # Let the client take the larger size first.
@@ -172,7 +172,7 @@ class Server:
                             others = [(m, o) for m, o in self.socks.items()
                                       if m != n]
                         for m, o in others:
-                            self.resize(o, m, self.args.late_to)
+                            self.resize(o, self.args.late_to)
                             self.log("late %d" % m)
             elif op == w.CMD["BYE"]:
                 return
