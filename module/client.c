@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DST remote node: the disk and the way out.
+ * DST remote node: the disk and its requests.
  *
  * queue_rq sends a request in the submitter's context (BLK_MQ_F_BLOCKING:
  * sending may sleep) on its hardware queue's connection, or on a surviving
- * one; a frame a signal interrupts is finished by a worker.  An unanswered
+ * one, as a frame client_tx.c builds and sends.  An unanswered
  * request is resent after trans_scan_timeout ms, up to trans_max_retries
  * times, by blk-mq's timeout handler.  trans.c names the transactions and
  * decides who owns each one; client_rx.c reads the replies.
@@ -23,194 +23,6 @@
 
 #include "client.h"
 #include "trace.h"
-
-/* --- sending ------------------------------------------------------- */
-
-/*
- * Sending a frame, or the rest of one: @skip bytes of it went out
- * already, and the parts are walked again to find where to go on.
- */
-struct dst_tx {
-	struct socket *sock;
-	u32 skip;
-	int err;
-};
-
-static void dst_tx_buf(struct dst_tx *tx, const void *buf, u32 len,
-		       int flags)
-{
-	if (tx->err)
-		return;
-	if (tx->skip >= len) {
-		tx->skip -= len;
-		return;
-	}
-	tx->err = dst_sock_send(tx->sock, buf + tx->skip, len - tx->skip,
-				flags);
-	tx->skip = 0;
-}
-
-static void dst_tx_page(struct dst_tx *tx, const struct bio_vec *bv,
-			bool zero_copy, int flags)
-{
-	struct bio_vec v = *bv;
-
-	if (tx->err)
-		return;
-	if (tx->skip >= v.bv_len) {
-		tx->skip -= v.bv_len;
-		return;
-	}
-	v.bv_offset += tx->skip;
-	v.bv_len -= tx->skip;
-	tx->skip = 0;
-	tx->err = dst_sock_send_bvec(tx->sock, &v, zero_copy, flags);
-}
-
-/*
- * Set @f up for request @m (@rq: a WRITE's pages), sealing it under
- * session keys.  @last: MSG_MORE while blk-mq has more requests for us
- * right behind this one, so that TCP may put several frames in one
- * packet; the last request of the batch, or commit_rqs, pushes.  A
- * cipher seals a WRITE's data into the session's own pages (the
- * request's belong to the page cache or the writer), which are sent
- * with a copy because they are used again for the next frame; a MAC
- * covers the request's pages, which then go without one.  Called with
- * tx_lock held.
- */
-static int dst_frame_prepare(struct dst_rconn *conn, struct dst_frame *f,
-			     struct request *rq, const struct dst_msg *m,
-			     int last, int flags)
-{
-	struct dst_crypto *c = conn->crypto;
-	const u8 *tag;
-
-	dst_msg_encode(&f->hdr, m);
-	f->rq = rq;
-	f->len = m->cmd == DST_CMD_WRITE ? m->len : 0;
-	f->tag = NULL;
-	f->bounce = false;
-	f->last = last;
-	f->flags = flags;
-	if (!c)
-		return 0;
-	if (f->len) {
-		struct scatterlist *sg;
-		unsigned int nents;
-
-		if (WARN_ON_ONCE(blk_rq_nr_phys_segments(rq) >
-				 dst_crypto_max_segs(c)))
-			return -EIO;
-		sg = dst_crypto_sg(c, true, blk_rq_nr_phys_segments(rq));
-		nents = blk_rq_map_sg(rq->q, rq, sg);
-		f->bounce = dst_crypto_has_cipher(c);
-		tag = dst_crypto_seal(c, &f->hdr, nents, f->len, false);
-	} else {
-		tag = dst_crypto_seal(c, &f->hdr, 0, 0, true);
-	}
-	if (IS_ERR(tag))
-		return PTR_ERR(tag);
-	f->tag = tag;
-	return 0;
-}
-
-/*
- * Send @f from its byte @skip on: the header, a WRITE's data (from the
- * request's pages without a copy: the request completes only when the
- * server has answered, i.e. after TCP delivered them), the tag.
- * Called with tx_lock held, or on its holder's behalf (tx_work).
- */
-static int dst_frame_send(struct dst_rconn *conn, const struct dst_frame *f,
-			  u32 skip)
-{
-	unsigned int tag_len = dst_crypto_tag_len(conn->crypto);
-	struct dst_tx tx = { .sock = conn->sock, .skip = skip };
-	int end = tag_len ? MSG_MORE : f->last;
-	struct req_iterator iter;
-	struct bio_vec bv;
-	u32 left = f->len;
-	unsigned int i;
-
-	dst_tx_buf(&tx, &f->hdr, sizeof(f->hdr),
-		   f->flags | (left ? MSG_MORE : end));
-	if (f->bounce) {
-		for (i = 0; left; i++) {
-			bv.bv_page = dst_crypto_sealed(conn->crypto, i);
-			bv.bv_offset = 0;
-			bv.bv_len = min_t(u32, PAGE_SIZE, left);
-			left -= bv.bv_len;
-			dst_tx_page(&tx, &bv, false,
-				    f->flags | (left ? MSG_MORE : end));
-		}
-	} else if (left) {
-		rq_for_each_segment(bv, f->rq, iter) {
-			left -= bv.bv_len;
-			dst_tx_page(&tx, &bv, true,
-				    f->flags | (left ? MSG_MORE : end));
-		}
-	}
-	if (tag_len)
-		dst_tx_buf(&tx, f->tag, tag_len, f->flags | f->last);
-	return tx.err;
-}
-
-/*
- * A header-only frame of our own (PING, BYE), not on a request's
- * behalf.  Returns 0, or the error and whether part of the frame (or,
- * under session keys, its seal) is spent, in which case the stream is
- * out of step unless the rest follows.  Called with tx_lock held.
- */
-int dst_rconn_send_ctl(struct dst_rconn *conn, u8 op, int flags,
-		       bool *spent)
-{
-	struct dst_msg m = { .cmd = op };
-	u32 start = dst_sock_queued_seq(conn->sock);
-	struct dst_frame f;
-	int err;
-
-	err = dst_frame_prepare(conn, &f, NULL, &m, 0, flags);
-	if (!err)
-		err = dst_frame_send(conn, &f, 0);
-	*spent = err && (f.tag || dst_sock_queued_seq(conn->sock) != start);
-	return err;
-}
-
-/* A signal cut the send short: the submitter had one pending. */
-static bool dst_send_interrupted(int err)
-{
-	return err == -ERESTARTSYS || err == -EINTR;
-}
-
-/* Send the rest of the interrupted frame, for queue_rq (below). */
-void dst_tx_work(struct work_struct *work)
-{
-	struct dst_rconn *conn = container_of(work, struct dst_rconn,
-					      tx_work);
-	unsigned int noio = memalloc_noio_save();
-
-	conn->tx_err = dst_frame_send(conn, &conn->tx, conn->tx_skip);
-	memalloc_noio_restore(noio);
-	complete(&conn->tx_done);
-}
-
-/*
- * queue_rq sends in the submitter's context, and a signal (Ctrl-C, the
- * OOM killer) makes a send that waits for socket memory return with
- * whatever part of the frame was written.  The stream must never carry
- * half a frame: the rest is sent from @conn's tx_work, a worker that
- * takes no signals, while the submitter waits for it, holding tx_lock
- * on its behalf.  TASK_IDLE: the wait is as long as the send would have
- * been (keepalive ends a connection that does not move), and is no
- * more a hung task than that send was.  Called with tx_lock held.
- */
-static int dst_rconn_send_rest(struct dst_rconn *conn, u32 skip)
-{
-	conn->tx_skip = skip;
-	reinit_completion(&conn->tx_done);
-	queue_work(conn->rem->tx_wq, &conn->tx_work);
-	wait_for_completion_state(&conn->tx_done, TASK_IDLE);
-	return conn->tx_err;
-}
 
 /* The portable operation for a block request; 0 if there is none. */
 static u8 dst_rq_op(struct request *rq, u16 *flags)
@@ -684,6 +496,64 @@ static enum dst_verdict dst_timeout_verdict(struct dst_remote *rem,
 	}
 }
 
+/* What dst_timeout() reports of a request, copied under its lock. */
+struct dst_timeout_copy {
+	u64 id, pos;
+	unsigned int bytes, tries;
+	u32 epoch;
+	int conn;
+	u8 op;
+};
+
+/*
+ * Count, trace and log what dst_timeout() decided, from @c: the request
+ * may be on its way again or finished by now.
+ */
+static enum blk_eh_timer_return
+dst_timeout_report(struct dst_remote *rem, enum dst_verdict what,
+		   const struct dst_timeout_copy *c)
+{
+	const char *op = dst_cmd_name(c->op);
+
+	switch (what) {
+	case DST_TO_HOLD:
+		return BLK_EH_RESET_TIMER;
+	case DST_TO_EXPIRE:
+		atomic64_inc(&rem->timeouts);
+		trace_dst_timeout(dst_rem_name(rem), c->conn, c->id, c->op,
+				  c->pos, c->bytes, c->tries, true);
+		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends; dropping connection %d, to fail it once the server has fenced it\n",
+				   dst_rem_name(rem), op, c->bytes, c->pos,
+				   READ_ONCE(rem->max_retries), c->conn);
+		dst_rconn_kill_epoch(&rem->conns[c->conn], c->epoch);
+		return BLK_EH_RESET_TIMER;
+	case DST_TO_RESEND:
+		atomic64_inc(&rem->resends);
+		trace_dst_resend(dst_rem_name(rem), c->conn, c->id, c->op,
+				 c->pos, c->bytes, c->tries, 0);
+		pr_warn_ratelimited("%s: %s of %u bytes at %llu unanswered; resending (%u of %u)\n",
+				    dst_rem_name(rem), op, c->bytes, c->pos,
+				    c->tries, READ_ONCE(rem->max_retries));
+		break;
+	case DST_TO_EXPIRE_ORPHAN:
+		atomic64_inc(&rem->timeouts);
+		trace_dst_timeout(dst_rem_name(rem), c->conn, c->id, c->op,
+				  c->pos, c->bytes, c->tries, false);
+		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends; it fails once connection %d is back and the server has fenced its copy\n",
+				   dst_rem_name(rem), op, c->bytes, c->pos,
+				   READ_ONCE(rem->max_retries), c->conn);
+		return BLK_EH_RESET_TIMER;
+	case DST_TO_FAIL_SLOT:
+		pr_err_ratelimited("%s: %s of %u bytes at %llu failed: connection %d has been down for %d s\n",
+				   dst_rem_name(rem), op, c->bytes, c->pos,
+				   c->conn, READ_ONCE(rem->fail_s));
+		break;
+	case DST_TO_FAIL:
+		break;
+	}
+	return BLK_EH_DONE;
+}
+
 /*
  * No reply within trans_scan_timeout.  Sent on a live connection: resend
  * it there (the server answers once for both copies), up to
@@ -703,15 +573,11 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	struct dst_remote *rem = rq->q->queuedata;
-	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
-	unsigned int bytes = blk_rq_bytes(rq);
-	const char *op = dst_cmd_name(cmd->op);
-	u8 cmd_op;
+	struct dst_timeout_copy c = {
+		.pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT,
+		.bytes = blk_rq_bytes(rq),
+	};
 	enum dst_verdict what;
-	unsigned int tries;
-	u32 epoch;
-	int conn;
-	u64 id;
 
 	spin_lock_bh(&cmd->lock);
 	/*
@@ -723,17 +589,17 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		spin_unlock_bh(&cmd->lock);
 		return BLK_EH_RESET_TIMER;
 	}
-	tries = cmd->retries;
-	id = cmd->id;
-	cmd_op = cmd->op;
-	conn = cmd->conn;
-	epoch = cmd->epoch;
+	c.tries = cmd->retries;
+	c.id = cmd->id;
+	c.op = cmd->op;
+	c.conn = cmd->conn;
+	c.epoch = cmd->epoch;
 	what = dst_timeout_verdict(rem, rq);
 	switch (what) {
 	case DST_TO_HOLD:
 		break;
 	case DST_TO_RESEND:
-		tries = dst_trans_resend(rq);
+		c.tries = dst_trans_resend(rq);
 		break;
 	case DST_TO_EXPIRE:
 	case DST_TO_EXPIRE_ORPHAN:
@@ -745,45 +611,7 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 		break;
 	}
 	spin_unlock_bh(&cmd->lock);
-
-	/* rq may be on its way again or finished: use the copies. */
-	switch (what) {
-	case DST_TO_HOLD:
-		return BLK_EH_RESET_TIMER;
-	case DST_TO_EXPIRE:
-		atomic64_inc(&rem->timeouts);
-		trace_dst_timeout(dst_rem_name(rem), conn, id, cmd_op, pos, bytes,
-				  tries, true);
-		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends; dropping connection %d, to fail it once the server has fenced it\n",
-				   dst_rem_name(rem), op, bytes, pos,
-				   READ_ONCE(rem->max_retries), conn);
-		dst_rconn_kill_epoch(&rem->conns[conn], epoch);
-		return BLK_EH_RESET_TIMER;
-	case DST_TO_RESEND:
-		atomic64_inc(&rem->resends);
-		trace_dst_resend(dst_rem_name(rem), conn, id, cmd_op, pos, bytes,
-				 tries, 0);
-		pr_warn_ratelimited("%s: %s of %u bytes at %llu unanswered; resending (%u of %u)\n",
-				    dst_rem_name(rem), op, bytes, pos, tries,
-				    READ_ONCE(rem->max_retries));
-		break;
-	case DST_TO_EXPIRE_ORPHAN:
-		atomic64_inc(&rem->timeouts);
-		trace_dst_timeout(dst_rem_name(rem), conn, id, cmd_op, pos, bytes,
-				  tries, false);
-		pr_err_ratelimited("%s: %s of %u bytes at %llu timed out after %u resends; it fails once connection %d is back and the server has fenced its copy\n",
-				   dst_rem_name(rem), op, bytes, pos,
-				   READ_ONCE(rem->max_retries), conn);
-		return BLK_EH_RESET_TIMER;
-	case DST_TO_FAIL_SLOT:
-		pr_err_ratelimited("%s: %s of %u bytes at %llu failed: connection %d has been down for %d s\n",
-				   dst_rem_name(rem), op, bytes, pos, conn,
-				   READ_ONCE(rem->fail_s));
-		break;
-	case DST_TO_FAIL:
-		break;
-	}
-	return BLK_EH_DONE;
+	return dst_timeout_report(rem, what, &c);
 }
 
 static int dst_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,

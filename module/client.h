@@ -190,9 +190,22 @@ dst_rconn_addr(const struct dst_rconn *conn)
 	return &conn->rem->paths[READ_ONCE(conn->path)].addr;
 }
 
-/* client.c: the disk and sending */
+/* client_tx.c: frames out */
+int dst_frame_prepare(struct dst_rconn *conn, struct dst_frame *f,
+		      struct request *rq, const struct dst_msg *m, int last,
+		      int flags);
+int dst_frame_send(struct dst_rconn *conn, const struct dst_frame *f, u32 skip);
+int dst_rconn_send_rest(struct dst_rconn *conn, u32 skip);
 int dst_rconn_send_ctl(struct dst_rconn *conn, u8 op, int flags, bool *spent);
 void dst_tx_work(struct work_struct *work);
+
+/* A signal cut a send short: the submitter had one pending. */
+static inline bool dst_send_interrupted(int err)
+{
+	return err == -ERESTARTSYS || err == -EINTR;
+}
+
+/* client.c: the disk */
 void dst_hold_io(struct dst_remote *rem);
 void dst_release_held(struct dst_remote *rem);
 int dst_remote_alloc_disk(struct dst_remote *rem, u64 size);
