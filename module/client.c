@@ -9,8 +9,9 @@
  * times, by blk-mq's timeout handler.  trans.c names the transactions and
  * decides who owns each one; client_rx.c reads the replies.
  *
- * This file also sets up the tag set and the gendisk with the limits the
- * server described; client_node.c sizes the disk and grows it.
+ * This file also sets up the tag set (with poll queues, if asked) and the
+ * gendisk with the limits the server described; client_node.c sizes the
+ * disk and grows it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -340,8 +341,8 @@ void dst_release_held(struct dst_remote *rem)
 static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 				   const struct blk_mq_queue_data *bd)
 {
-	struct dst_rconn *conn = hctx->driver_data;
-	struct dst_remote *rem = conn->rem;
+	struct dst_rconn *home = hctx->driver_data, *conn;
+	struct dst_remote *rem = home->rem;
 	struct request *rq = bd->rq;
 	struct dst_msg m = { };
 	blk_status_t ret;
@@ -352,7 +353,8 @@ static blk_status_t __dst_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return ret;
 	if (conn)
 		return dst_send_copy(hctx, bd, conn, &m, true);
-	conn = dst_pick_conn(rem, hctx->queue_num);
+	/* The queue's own connection first (a poll queue shares one). */
+	conn = dst_pick_conn(rem, home->idx);
 	if (!conn) {
 		/* Any copy is fenced: no reply can come for it any more. */
 		dst_trans_copy_fenced(rq);
@@ -389,17 +391,14 @@ static void dst_write_zeroes_refused(struct dst_remote *rem)
 		rem->node->name, rem->node->cfg.export);
 }
 
-static void dst_complete_rq(struct request *rq)
+/* End @rq with its status, counted; its poller, if any, is told. */
+static void dst_end_rq(struct dst_remote *rem, struct request *rq)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
-	struct dst_remote *rem = rq->q->queuedata;
+	unsigned int queue = rq->mq_hctx->queue_num;
+	bool polled = rq->cmd_flags & REQ_POLLED;
 	enum dst_dir dir;
 
-	if (cmd->requeue) {
-		cmd->requeue = false;
-		blk_mq_requeue_request(rq, true);
-		return;
-	}
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
 		dir = DST_DIR_READ;
@@ -418,6 +417,68 @@ static void dst_complete_rq(struct request *rq)
 			  cmd->status != BLK_STS_OK);
 	atomic_long_inc(&rem->completions);
 	blk_mq_end_request(rq, cmd->status);
+	if (polled) {
+		atomic64_inc(&rem->polled_ops);
+		/*
+		 * The request's end before the count: a poller that sees
+		 * the count (dst_poll()) finds its request done.
+		 */
+		smp_mb__before_atomic();
+		atomic_inc(&rem->polled[queue]);
+	}
+}
+
+/*
+ * The polled requests dst_complete_rq() could not end, ended here, in a
+ * task: the oldest first.  Returns how many.
+ */
+static int dst_end_polled(struct dst_remote *rem)
+{
+	struct llist_node *list = llist_del_all(&rem->polled_done);
+	struct dst_cmd *cmd, *next;
+	int n = 0;
+
+	llist_for_each_entry_safe(cmd, next, llist_reverse_order(list),
+				  polled_node) {
+		dst_end_rq(rem, blk_mq_rq_from_pdu(cmd));
+		n++;
+	}
+	return n;
+}
+
+/* The poller stopped before it found them: end them anyway. */
+void dst_polled_work(struct work_struct *work)
+{
+	struct dst_remote *rem = container_of(to_delayed_work(work),
+					      struct dst_remote, polled_work);
+
+	dst_end_polled(rem);
+}
+
+static void dst_complete_rq(struct request *rq)
+{
+	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	struct dst_remote *rem = rq->q->queuedata;
+
+	if (cmd->requeue) {
+		cmd->requeue = false;
+		blk_mq_requeue_request(rq, true);
+		return;
+	}
+	/*
+	 * A polled request's bio may come from a per-CPU cache that only a
+	 * task may give it back to (bio_put()).  Answered in softirq (the
+	 * fast path) or under a spin_lock_bh() (a reply that came while
+	 * queue_rq still sent, an orphan failed), it ends in its poller's
+	 * dst_poll(), or, should the poller have stopped, in polled_work a
+	 * tick later.
+	 */
+	if ((rq->cmd_flags & REQ_POLLED) && in_interrupt()) {
+		llist_add(&cmd->polled_node, &rem->polled_done);
+		queue_delayed_work(rem->wq, &rem->polled_work, 1);
+		return;
+	}
+	dst_end_rq(rem, rq);
 }
 
 /* What the timeout handler does with a request. */
@@ -614,13 +675,66 @@ static enum blk_eh_timer_return dst_timeout(struct request *rq)
 	return dst_timeout_report(rem, what, &c);
 }
 
+/*
+ * Hardware queue @idx sends on connection @idx; poll queues come after
+ * the connections' and share them in turn.  Called again for every queue
+ * when connections change, with the set's new count.
+ */
 static int dst_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 			 unsigned int idx)
 {
 	struct dst_remote *rem = data;
+	unsigned int n = rem->set.nr_hw_queues - rem->nr_poll;
 
-	hctx->driver_data = &rem->conns[idx];
+	hctx->driver_data = &rem->conns[idx < n ? idx : (idx - n) % n];
 	return 0;
+}
+
+/*
+ * Without poll queues blk-mq's own map (one queue per CPU at most);
+ * with them, reads and writes share the connections' queues, as in
+ * nvme-tcp without separate read queues, and polled I/O has its own.
+ */
+static void dst_map_queues(struct blk_mq_tag_set *set)
+{
+	struct dst_remote *rem = set->driver_data;
+	unsigned int n = set->nr_hw_queues - rem->nr_poll;
+	int i;
+
+	if (set->nr_maps == 1) {
+		blk_mq_map_queues(&set->map[HCTX_TYPE_DEFAULT]);
+		return;
+	}
+	for (i = HCTX_TYPE_DEFAULT; i <= HCTX_TYPE_READ; i++) {
+		set->map[i].nr_queues = n;
+		set->map[i].queue_offset = 0;
+		blk_mq_map_queues(&set->map[i]);
+	}
+	set->map[HCTX_TYPE_POLL].nr_queues = rem->nr_poll;
+	set->map[HCTX_TYPE_POLL].queue_offset = n;
+	blk_mq_map_queues(&set->map[HCTX_TYPE_POLL]);
+}
+
+/*
+ * A poll queue's poll (io_uring with IORING_SETUP_IOPOLL).  Replies are
+ * taken where they arrive, polled or not: in the softirq that received
+ * them (the fast path) or in the receive loop.  What the poller does,
+ * spinning in its task instead of sleeping, is end the polled requests
+ * answered in softirq (dst_complete_rq() leaves them here), and learn
+ * from the count dst_end_rq() keeps for its queue that a request of that
+ * queue is done; the submitter then finds which.  A completion reported
+ * to another poller of the same queue leaves this one spinning until the
+ * scheduler wants its CPU, as in nvme-tcp.  Sockets are not busy-polled.
+ */
+static int dst_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
+{
+	struct dst_rconn *conn = hctx->driver_data;
+	struct dst_remote *rem = conn->rem;
+	atomic_t *polled = &rem->polled[hctx->queue_num];
+
+	if (!llist_empty(&rem->polled_done))
+		dst_end_polled(rem);
+	return atomic_read(polled) ? atomic_xchg(polled, 0) : 0;
 }
 
 static int dst_init_request(struct blk_mq_tag_set *set, struct request *rq,
@@ -674,6 +788,8 @@ static const struct blk_mq_ops dst_mq_ops = {
 	.timeout	= dst_timeout,
 	.init_hctx	= dst_init_hctx,
 	.init_request	= dst_init_request,
+	.map_queues	= dst_map_queues,
+	.poll		= dst_poll,
 };
 
 static const struct block_device_operations dst_disk_fops = {
@@ -689,7 +805,9 @@ int dst_remote_alloc_disk(struct dst_remote *rem, u64 size)
 	int err;
 
 	rem->set.ops = &dst_mq_ops;
-	rem->set.nr_hw_queues = rem->nr_conns;
+	rem->set.nr_hw_queues = rem->nr_conns + rem->nr_poll;
+	/* With poll queues blk-mq gives a disk more queues than CPUs. */
+	rem->set.nr_maps = rem->nr_poll ? HCTX_MAX_TYPES : 1;
 	rem->set.queue_depth = dst_node_get_param(node, DST_P_QUEUE_DEPTH);
 	rem->set.numa_node = NUMA_NO_NODE;
 	rem->set.cmd_size = sizeof(struct dst_cmd);
@@ -730,6 +848,9 @@ int dst_remote_alloc_disk(struct dst_remote *rem, u64 size)
 
 void dst_remote_free_disk(struct dst_remote *rem)
 {
+	/* The disk is gone, so every request ended: polled_work is idle. */
+	cancel_delayed_work_sync(&rem->polled_work);
+	WARN_ON_ONCE(!llist_empty(&rem->polled_done));
 	put_disk(rem->disk);
 	blk_mq_free_tag_set(&rem->set);
 }

@@ -167,12 +167,24 @@ struct dst_remote {
 
 	struct dst_io_stats __percpu *stats;
 	atomic64_t reconnects, resends, timeouts;
+	atomic64_t polled_ops;		/* through a poll queue */
 
 	struct dst_path paths[DST_MAX_PATHS];	/* node->cfg.addrs */
 	int nr_paths;
 
 	int nr_conns;			/* in use, of DST_MAX_CONNS */
 	int nr_queues;			/* ids name hw queues 0..nr_queues-1 */
+	/*
+	 * Poll queues, the hardware queues after the connections' (fixed
+	 * while attached); per hardware queue the polled requests ended
+	 * since a poll last reported them; and the polled requests answered
+	 * where they could not end (dst_complete_rq()), which a poller or,
+	 * should none come, polled_work ends.
+	 */
+	int nr_poll;
+	atomic_t polled[DST_MAX_CONNS + DST_MAX_POLL_QUEUES];
+	struct llist_head polled_done;
+	struct delayed_work polled_work;	/* on wq */
 	/* Against a tag walk from debugfs while blk-mq replaces the tags. */
 	struct rw_semaphore tags_rwsem;
 	struct dst_rconn conns[];
@@ -206,6 +218,7 @@ static inline bool dst_send_interrupted(int err)
 }
 
 /* client.c: the disk */
+void dst_polled_work(struct work_struct *work);
 void dst_hold_io(struct dst_remote *rem);
 void dst_release_held(struct dst_remote *rem);
 int dst_remote_alloc_disk(struct dst_remote *rem, u64 size);

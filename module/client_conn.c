@@ -683,11 +683,11 @@ int dst_remote_set_connections(struct dst_node *node, int n)
 
 	/* debugfs walks the tags: not while blk-mq replaces them. */
 	down_write(&rem->tags_rwsem);
-	blk_mq_update_nr_hw_queues(&rem->set, n);
+	blk_mq_update_nr_hw_queues(&rem->set, n + rem->nr_poll);
 	up_write(&rem->tags_rwsem);
 	WRITE_ONCE(rem->nr_conns, n);
 	/* Ids name hardware queues: announce every queue blk-mq has. */
-	rem->nr_queues = max_t(int, n, rem->set.nr_hw_queues);
+	rem->nr_queues = max_t(int, n + rem->nr_poll, rem->set.nr_hw_queues);
 	dst_remote_restart(rem);
 	blk_mq_unfreeze_queue(q);
 	memalloc_noio_restore(noio);

@@ -239,7 +239,8 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 		return NULL;
 	rem->node = node;
 	rem->nr_conns = n;
-	rem->nr_queues = n;
+	rem->nr_poll = dst_node_get_param(node, DST_P_POLL_QUEUES);
+	rem->nr_queues = n + rem->nr_poll;
 	init_rwsem(&rem->tags_rwsem);
 	rem->index = -1;
 	rem->net = get_net(current->nsproxy->net_ns);
@@ -256,6 +257,8 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 	INIT_WORK(&rem->resize_work, dst_remote_resize_work);
 	atomic_long_set(&rem->completions, 0);
 	INIT_DELAYED_WORK(&rem->watchdog, dst_watchdog);
+	init_llist_head(&rem->polled_done);
+	INIT_DELAYED_WORK(&rem->polled_work, dst_polled_work);
 	INIT_DELAYED_WORK(&rem->reconnect_work, dst_reconnect_work);
 	INIT_DELAYED_WORK(&rem->fail_work, dst_fail_work);
 	INIT_DELAYED_WORK(&rem->ka_work, dst_ka_work);
@@ -271,6 +274,7 @@ static struct dst_remote *dst_remote_alloc(struct dst_node *node, int n)
 	atomic64_set(&rem->reconnects, 0);
 	atomic64_set(&rem->resends, 0);
 	atomic64_set(&rem->timeouts, 0);
+	atomic64_set(&rem->polled_ops, 0);
 	for (i = 0; i < DST_MAX_CONNS; i++) {
 		rem->conns[i].rem = rem;
 		rem->conns[i].idx = i;
@@ -330,7 +334,7 @@ static int dst_remote_alloc_io(struct dst_remote *rem)
 	int index;
 
 	rem->stats = dst_stats_alloc();
-	rem->gens = dst_trans_gens_alloc(DST_MAX_CONNS,
+	rem->gens = dst_trans_gens_alloc(DST_MAX_CONNS + DST_MAX_POLL_QUEUES,
 					 dst_node_get_param(node,
 							    DST_P_QUEUE_DEPTH));
 	if (!rem->stats || !rem->gens)
@@ -665,11 +669,12 @@ ssize_t dst_remote_show_stats(struct dst_node *node, char *buf)
 			 dst_remote_link_state(node), READ_ONCE(rem->nr_live),
 			 rem->nr_conns);
 	len += sysfs_emit_at(buf, len,
-			     "reconnects %lld\nresends %lld\ntimeouts %lld\ninflight %u\n",
+			     "reconnects %lld\nresends %lld\ntimeouts %lld\ninflight %u\npolled_ops %lld\n",
 			     atomic64_read(&rem->reconnects),
 			     atomic64_read(&rem->resends),
 			     atomic64_read(&rem->timeouts),
-			     dst_trans_count(&rem->set));
+			     dst_trans_count(&rem->set),
+			     atomic64_read(&rem->polled_ops));
 	len = dst_remote_emit_paths(rem, buf, len);
 	len = dst_stats_emit(rem->stats, buf, len);
 out:

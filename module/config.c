@@ -54,6 +54,8 @@ static const struct dst_param_desc {
 				       DST_R_REMOTE, DST_R_REMOTE },
 	[DST_P_CRYPTO_THREADS]	   = { "crypto_threads", 1, 64, 4,
 				       DST_R_EXPORT, DST_R_EXPORT },
+	[DST_P_POLL_QUEUES]	   = { "poll_queues", 0, DST_MAX_POLL_QUEUES, 0,
+				       DST_R_REMOTE },
 };
 
 bool dst_param_applies(enum dst_param p, enum dst_role role)

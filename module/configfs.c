@@ -106,6 +106,7 @@ DST_PARAM_ATTR(read_only, DST_P_READ_ONLY);
 DST_PARAM_ATTR(max_pages, DST_P_MAX_PAGES);
 DST_PARAM_ATTR(connections, DST_P_CONNECTIONS);
 DST_PARAM_ATTR(queue_depth, DST_P_QUEUE_DEPTH);
+DST_PARAM_ATTR(poll_queues, DST_P_POLL_QUEUES);
 DST_PARAM_ATTR(trans_scan_timeout, DST_P_TRANS_SCAN_TIMEOUT);
 DST_PARAM_ATTR(trans_max_retries, DST_P_TRANS_MAX_RETRIES);
 DST_PARAM_ATTR(keepalive_ms, DST_P_KEEPALIVE_MS);
@@ -367,6 +368,7 @@ static struct configfs_attribute *dst_remote_attrs[] = {
 	&dsta_attr_max_pages,
 	&dsta_attr_connections,
 	&dsta_attr_queue_depth,
+	&dsta_attr_poll_queues,
 	&dsta_attr_trans_scan_timeout,
 	&dsta_attr_trans_max_retries,
 	&dsta_attr_keepalive_ms,

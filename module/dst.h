@@ -17,6 +17,7 @@
 #include <linux/configfs.h>
 #include <linux/device.h>
 #include <linux/in6.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/socket.h>
 #include <linux/types.h>
@@ -31,6 +32,7 @@ struct blk_mq_tag_set;
 #define DST_PATHLEN		256
 #define DST_MAX_PATHS		4	/* addresses of one export */
 #define DST_MAX_CONNS		16	/* connections of a remote */
+#define DST_MAX_POLL_QUEUES	16	/* poll queues of a remote */
 #define DST_KEY_MIN		16	/* bytes of shared key */
 #define DST_PART_SHIFT		4	/* 15 partitions per disk */
 
@@ -85,6 +87,7 @@ enum dst_param {
 	DST_P_RECONNECT_DELAY_MS,
 	DST_P_FAIL_TIMEOUT_S,
 	DST_P_CRYPTO_THREADS,		/* export; may change while enabled */
+	DST_P_POLL_QUEUES,
 	DST_P_NR
 };
 
@@ -433,6 +436,8 @@ struct dst_cmd {
 	u32 seq;		/* TCP sequence just past that copy */
 	unsigned int retries;	/* timeouts so far */
 	struct list_head held;	/* on dst_remote's, no connection live */
+	/* A polled request answered in softirq, for a task to end. */
+	struct llist_node polled_node;
 };
 
 /* Where a copy of a transaction went: queue_rq takes it back if unsent. */

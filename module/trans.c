@@ -489,12 +489,16 @@ void dst_trans_fail_orphan(struct request *rq, blk_status_t status)
  * that means waking ksoftirqd: a context switch per request (traced:
  * one ksoftirqd wakeup per I/O at QD1 with one connection, none with
  * two).  Here the request completes at once, where its reply came in.
- * A disk with more queues still goes through blk-mq, which completes on
- * the submitting CPU where that is cheaper than here.
+ * A disk with more queues (of the request's kind: default or poll)
+ * still goes through blk-mq, which completes on the submitting CPU where
+ * that is cheaper than here.
  */
 void dst_trans_complete(struct request *rq)
 {
-	if (rq->q->nr_hw_queues > 1) {
+	struct blk_mq_tag_set *set = rq->q->tag_set;
+
+	/* Poll queues do not count: their requests complete here anyway. */
+	if (set->map[rq->mq_hctx->type].nr_queues > 1) {
 		blk_mq_complete_request(rq);
 		return;
 	}
