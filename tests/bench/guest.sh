@@ -30,6 +30,8 @@ targets=${DST_BENCH_TARGETS:-raw dst dst-crypto nbd nvme}
 # A/B (tests/bench/ab): targets "base" and "base-crypto" are dst and
 # dst-crypto with this other dst.ko, their labels prefixed "base-".
 base_ko=${DST_BENCH_BASE_KO:-}
+# ... and "dst" may be another build than the tree's (bench-ab -T).
+tree_ko=${DST_BENCH_TREE_KO:-$top/module/dst.ko}
 conns=${DST_BENCH_CONNS:-1 2 4}
 work=/tmp/bench
 mkdir -p "$work"
@@ -41,7 +43,9 @@ die() { echo "bench: $*" >&2; exit 1; }
 . "$top/tests/bench/targets.sh"
 
 # job NAME: fio arguments of one of the workloads.  The -uring jobs
-# are the libaio ones through io_uring (interrupt-driven, no polling).
+# are the libaio ones through io_uring (interrupt-driven, no polling);
+# the -hipri one polls (IORING_SETUP_IOPOLL), through the poll queue
+# DST and NVMe/TCP are given (targets.sh).
 job() {
 	case "$1" in
 	randread-4k-qd32) echo "--ioengine=libaio --rw=randread --bs=4k --iodepth=32" ;;
@@ -51,10 +55,11 @@ job() {
 	randwrite-4k-qd1) echo "--ioengine=libaio --rw=randwrite --bs=4k --iodepth=1" ;;
 	randread-4k-qd32-uring) echo "--ioengine=io_uring --rw=randread --bs=4k --iodepth=32" ;;
 	randread-4k-qd1-uring) echo "--ioengine=io_uring --rw=randread --bs=4k --iodepth=1" ;;
+	randread-4k-qd1-hipri) echo "--ioengine=io_uring --hipri=1 --rw=randread --bs=4k --iodepth=1" ;;
 	*) die "no fio job '$1'" ;;
 	esac
 }
-JOBS=${DST_BENCH_JOBS:-randread-4k-qd32 randwrite-4k-qd32 read-1m-qd8 randread-4k-qd1 randwrite-4k-qd1 randread-4k-qd32-uring randread-4k-qd1-uring}
+JOBS=${DST_BENCH_JOBS:-randread-4k-qd32 randwrite-4k-qd32 read-1m-qd8 randread-4k-qd1 randwrite-4k-qd1 randread-4k-qd32-uring randread-4k-qd1-uring randread-4k-qd1-hipri}
 for j in $JOBS; do job "$j" > /dev/null; done
 
 # cpu_busy: the guest's busy and total jiffies so far, "busy total".
@@ -177,8 +182,8 @@ run() {
 	want "$1" || return 0
 	case "$1" in
 	raw) run_raw ;;
-	dst) run_dst "$top/module/dst.ko" "" "$2" ;;
-	dst-crypto) run_dst_crypto "$top/module/dst.ko" "" ;;
+	dst) run_dst "$tree_ko" "" "$2" ;;
+	dst-crypto) run_dst_crypto "$tree_ko" "" ;;
 	base) run_dst "$base_ko" base- "$2" ;;
 	base-crypto) run_dst_crypto "$base_ko" base- ;;
 	nbd) run_nbd ;;

@@ -15,11 +15,12 @@ JOBS = [("randread-4k-qd32", "4k randread QD32", "IOPS"),
         ("randread-4k-qd1", "4k randread QD1", "IOPS"),
         ("randwrite-4k-qd1", "4k randwrite QD1", "IOPS"),
         ("randread-4k-qd32-uring", "4k randread QD32 io_uring", "IOPS"),
-        ("randread-4k-qd1-uring", "4k randread QD1 io_uring", "IOPS")]
+        ("randread-4k-qd1-uring", "4k randread QD1 io_uring", "IOPS"),
+        ("randread-4k-qd1-hipri", "4k randread QD1 io_uring polled", "IOPS")]
 # The rows whose completion latency is tabled: the QD1 rows, where one
 # I/O's latency is the whole story, and one QD32 row.
 LAT_JOBS = ["randread-4k-qd1", "randwrite-4k-qd1", "randread-4k-qd1-uring",
-            "randread-4k-qd32"]
+            "randread-4k-qd1-hipri", "randread-4k-qd32"]
 TARGETS = [("raw", "raw brd"), ("dst-1", "DST 1 conn"),
            ("dst-2", "DST 2 conns"), ("dst-4", "DST 4 conns"),
            ("dst-hmac", "DST 2 conns hmac"), ("dst-gcm", "DST 2 conns hmac+gcm"),
@@ -181,7 +182,7 @@ def crypto_limit(vals, speeds, cpus):
                for _, n, _ in KEYED) + " |",
            "|---|" + "---|---|---|---|" * len(KEYED)]
     for job, name, unit in JOBS:
-        if job.endswith("-uring"):
+        if job.endswith("-uring") or job.endswith("-hipri"):
             continue
         size, seg = JOB_BYTES.get(job, (4096, 4096))
         cells = []

@@ -30,6 +30,8 @@ dst_up() {
 	echo 127.0.0.1:7000 > $r/addr
 	echo bench > $r/export
 	echo "$n" > $r/connections
+	# One poll queue, for the polled job; a build without them has none.
+	[ ! -e $r/poll_queues ] || echo 1 > $r/poll_queues
 	if [ -n "$hash$cipher" ]; then
 		for d in $e $r; do
 			echo $key > "$d/key"
@@ -96,7 +98,7 @@ nvme_up() {
 	echo 4420 > $P/addr_trsvcid
 	ln -s $S $P/subsystems/bench
 	uuid=$(cat /proc/sys/kernel/random/uuid)
-	nvme connect -t tcp -a 127.0.0.1 -s 4420 -n bench \
+	nvme connect -t tcp -a 127.0.0.1 -s 4420 -n bench --nr-poll-queues=1 \
 		--hostnqn="nqn.2014-08.org.nvmexpress:uuid:$uuid" --hostid="$uuid" > /dev/null
 	dev=""
 	i=0
