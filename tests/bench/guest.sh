@@ -45,7 +45,7 @@ die() { echo "bench: $*" >&2; exit 1; }
 # job NAME: fio arguments of one of the workloads.  The -uring jobs
 # are the libaio ones through io_uring (interrupt-driven, no polling);
 # the -hipri one polls (IORING_SETUP_IOPOLL), through the poll queue
-# DST and NVMe/TCP are given (targets.sh).
+# DST is given (targets.sh; NVMe/TCP's would make the kernel warn).
 job() {
 	case "$1" in
 	randread-4k-qd32) echo "--ioengine=libaio --rw=randread --bs=4k --iodepth=32" ;;
