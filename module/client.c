@@ -396,6 +396,7 @@ static void dst_end_rq(struct dst_remote *rem, struct request *rq)
 {
 	struct dst_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	unsigned int queue = rq->mq_hctx->queue_num;
+	bool poll_q = rq->mq_hctx->type == HCTX_TYPE_POLL;
 	bool polled = rq->cmd_flags & REQ_POLLED;
 	enum dst_dir dir;
 
@@ -417,8 +418,9 @@ static void dst_end_rq(struct dst_remote *rem, struct request *rq)
 			  cmd->status != BLK_STS_OK);
 	atomic_long_inc(&rem->completions);
 	blk_mq_end_request(rq, cmd->status);
-	if (polled) {
+	if (polled)
 		atomic64_inc(&rem->polled_ops);
+	if (poll_q) {
 		/*
 		 * The request's end before the count: a poller that sees
 		 * the count (dst_poll()) finds its request done.
@@ -471,11 +473,14 @@ static void dst_complete_rq(struct request *rq)
 	 * fast path) or under a spin_lock_bh() (a reply that came while
 	 * queue_rq still sent, an orphan failed), it ends in its poller's
 	 * dst_poll(), or, should the poller have stopped, in polled_work a
-	 * tick later.
+	 * tick later.  So does anything else on a poll queue: blk-mq's
+	 * flush request ends the polled write it flushes for (a FUA write
+	 * to an export without FUA).
 	 */
-	if ((rq->cmd_flags & REQ_POLLED) && in_interrupt()) {
-		llist_add(&cmd->polled_node, &rem->polled_done);
-		queue_delayed_work(rem->wq, &rem->polled_work, 1);
+	if (rq->mq_hctx->type == HCTX_TYPE_POLL && in_interrupt()) {
+		/* The first on an empty list arms the work for all. */
+		if (llist_add(&cmd->polled_node, &rem->polled_done))
+			queue_delayed_work(rem->wq, &rem->polled_work, 1);
 		return;
 	}
 	dst_end_rq(rem, rq);
@@ -722,9 +727,9 @@ static void dst_map_queues(struct blk_mq_tag_set *set)
  * spinning in its task instead of sleeping, is end the polled requests
  * answered in softirq (dst_complete_rq() leaves them here), and learn
  * from the count dst_end_rq() keeps for its queue that a request of that
- * queue is done; the submitter then finds which.  A completion reported
- * to another poller of the same queue leaves this one spinning until the
- * scheduler wants its CPU, as in nvme-tcp.  Sockets are not busy-polled.
+ * queue is done; io_uring then finds which by its own flag, and calls
+ * again for the rest (in 6.1 blk-mq returns to it after one call while
+ * the poller runs).  Sockets are not busy-polled.
  */
 static int dst_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 {

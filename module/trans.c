@@ -235,8 +235,12 @@ struct request *dst_trans_find(struct blk_mq_tag_set *set, u64 id,
 	u16 tag = blk_mq_unique_tag_to_tag(unique);
 
 	*why = NULL;
-	if (hwq >= set->nr_hw_queues ||
-	    tag >= set->queue_depth) {
+	/*
+	 * A queue no CPU maps to has no tags (blk_mq_map_swqueue() frees
+	 * them): with poll queues blk-mq makes queues beyond the CPUs.
+	 */
+	if (hwq >= set->nr_hw_queues || tag >= set->queue_depth ||
+	    !READ_ONCE(set->tags[hwq])) {
 		*why = "reply for an id never sent";
 		return NULL;
 	}
@@ -497,8 +501,13 @@ void dst_trans_complete(struct request *rq)
 {
 	struct blk_mq_tag_set *set = rq->q->tag_set;
 
-	/* Poll queues do not count: their requests complete here anyway. */
-	if (set->map[rq->mq_hctx->type].nr_queues > 1) {
+	/*
+	 * Poll queues' requests complete here: never through blk-mq's IPI,
+	 * which a polled one skips anyway and blk-mq's flush request would
+	 * take to the submitting CPU's interrupt.
+	 */
+	if (rq->mq_hctx->type != HCTX_TYPE_POLL &&
+	    set->map[rq->mq_hctx->type].nr_queues > 1) {
 		blk_mq_complete_request(rq);
 		return;
 	}
